@@ -1,0 +1,268 @@
+"""The model class of LANGUAGE.md §4, which picks the default backend:
+LP, MILP, QP, MIQP, SOCP (convex by DCP), SCM, STIEFEL, with the SMOOTH-POLYTOPE tag where
+Frank-Wolfe applies. A model that fits no class is refused with the reason and its position.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from .. import ast
+from ..errors import DflError
+from .atoms import SCM_CONCAVE
+from .checker import Checker
+from .info import Curv, Info
+from .symbols import Indexed
+
+_DESCRIPTIONS = {
+    "LP": "linear program",
+    "MILP": "mixed-integer linear program",
+    "QP": "convex quadratic program",
+    "MIQP": "mixed-integer quadratic program",
+    "SOCP": "convex program (DCP; second-order cone / conic)",
+    "SCM": "sum of concave over modular functions (submodular) over binary x",
+    "STIEFEL": "smooth f(X) + separable nonsmooth h(X) over the Stiefel manifold",
+}
+
+
+@dataclass(frozen=True)
+class ModelClass:
+    name: str
+    tags: tuple[str, ...] = ()
+    scenarios: bool = False  # has `uncertain` params: decided over scenarios
+    predicted: bool = False
+
+    @property
+    def description(self) -> str:
+        return _DESCRIPTIONS[self.name]
+
+    @property
+    def label(self) -> str:
+        text = self.name
+        if self.tags:
+            text += " (also " + ", ".join(self.tags) + ")"
+        if self.scenarios:
+            text += " with scenarios"
+        return text
+
+
+def classify(checker: Checker) -> ModelClass:
+    vars_ = [s for s in checker.symbols.values() if isinstance(s, Indexed) and s.kind == "var"]
+    domains = {v.decl.domain for v in vars_}
+    has_int = bool(domains & {"binary", "integer"})
+    params = [s for s in checker.symbols.values() if isinstance(s, Indexed) and s.kind == "param"]
+    scenarios = any(p.decl.is_uncertain for p in params)
+    predicted = any(p.decl.is_predicted for p in params)
+    objective = checker.objective
+    obj = checker.info(objective.body) if objective is not None else Info()
+    sense = objective.sense if objective is not None else "minimize"
+    cons = checker.constraint_infos
+    affine_cons = all(i.vdeg is not None and i.vdeg <= 1 for i in cons.values())
+
+    def make(name: str, tags: tuple[str, ...] = ()) -> ModelClass:
+        return ModelClass(name, tags, scenarios, predicted)
+
+    if "stiefel" in domains:
+        _check_stiefel(checker, vars_)
+        return make("STIEFEL")
+
+    if not affine_cons and has_int:
+        name, info = next((n, i) for n, i in cons.items() if not (i.vdeg is not None and i.vdeg <= 1))
+        raise DflError(
+            "mixed-integer models with nonlinear constraints are not supported",
+            checker.symbols[name].decl.pos,
+        )
+
+    if obj.vdeg is not None and obj.vdeg <= 1:
+        if affine_cons:
+            return make("MILP" if has_int else "LP")
+        return make("SOCP")
+
+    if obj.vdeg == 2:
+        wrong = Curv.CONCAVE if sense == "minimize" else Curv.CONVEX
+        if obj.curv is wrong:
+            _refuse_curvature(checker, objective)
+        if affine_cons:
+            if has_int:
+                return make("MIQP")
+            return make("QP", _smooth_polytope_tag(checker, vars_, obj))
+        return make("SOCP")
+
+    # the objective holds a nonlinear atom applied to variables
+    want_ok = obj.curv.is_convex if sense == "minimize" else obj.curv.is_concave
+    if want_ok and obj.pwl and affine_cons:  # an epigraph bridge makes it linear
+        return make("MILP" if has_int else "LP")
+    if sense == "maximize" and domains == {"binary"} and affine_cons and _is_scm(checker, objective.body):
+        return make("SCM")
+    if not want_ok:
+        _refuse_curvature(checker, objective)
+    if has_int:
+        raise DflError(
+            "mixed-integer models with a nonlinear objective are not supported",
+            objective.pos,
+            hint="the SCM class (maximize sum w*sqrt/log1p/min(a'x) over binary x) is; "
+            "otherwise relax the integrality",
+        )
+    tags = _smooth_polytope_tag(checker, vars_, obj) if affine_cons else ()
+    return make("SOCP", tags)
+
+
+def _smooth_polytope_tag(checker: Checker, vars_: list[Indexed], obj: Info) -> tuple[str, ...]:
+    """Frank-Wolfe's home: a smooth convex objective over linear constraints on a bounded set.
+    Statically we ask every variable to be bounded below and the constraints to cap them."""
+    if obj.nonsmooth or any(v.decl.domain != "continuous" for v in vars_):
+        return ()
+    for v in vars_:
+        kinds = {a.kind for a in v.decl.attrs}
+        if not kinds & {">=", "box"}:
+            return ()
+    if not checker.constraints and not all(
+        "box" in {a.kind for a in v.decl.attrs} for v in vars_
+    ):
+        return ()
+    return ("SMOOTH-POLYTOPE",)
+
+
+# ---------------------------------------------------------------------- structure
+def _terms(node: ast.Expr, sign: int = 1) -> Iterator[tuple[int, ast.Expr]]:
+    """Top-level additive terms with their signs."""
+    if isinstance(node, ast.BinOp) and node.op in "+-":
+        yield from _terms(node.left, sign)
+        yield from _terms(node.right, sign if node.op == "+" else -sign)
+    elif isinstance(node, ast.Neg):
+        yield from _terms(node.operand, -sign)
+    else:
+        yield sign, node
+
+
+def _is_scm(checker: Checker, node: ast.Expr) -> bool:
+    """Σ_j w_j φ_j(a_jᵀx), w ≥ 0, a ≥ 0, φ concave nondecreasing (sqrt, log1p, min(·, c))."""
+    info = checker.info(node)
+    if info.is_data:
+        return True
+    if info.pdeg or info.udeg:
+        return False
+    if isinstance(node, ast.Reduce):
+        return node.op == "sum" and _is_scm(checker, node.body)
+    if isinstance(node, ast.BinOp) and node.op == "+":
+        return _is_scm(checker, node.left) and _is_scm(checker, node.right)
+    if isinstance(node, ast.BinOp) and node.op in "*/":
+        left, right = checker.info(node.left), checker.info(node.right)
+        if left.is_data and left.sign.nonneg and node.op == "*":
+            return _is_scm(checker, node.right)
+        if right.is_data and right.sign.nonneg:
+            return _is_scm(checker, node.left)
+        return False
+    if isinstance(node, ast.Call) and node.func in SCM_CONCAVE:
+        inner = [checker.info(a) for a in node.args]
+        if node.func == "min" and not (len(inner) == 2 and inner[1].is_data):
+            return False
+        a = inner[0]
+        return a.vdeg == 1 and a.sign.nonneg
+    return False
+
+
+def _check_stiefel(checker: Checker, vars_: list[Indexed]) -> None:
+    objective = checker.objective
+    stiefel = [v for v in vars_ if v.decl.domain == "stiefel"]
+    if len(vars_) != len(stiefel):
+        other = next(v for v in vars_ if v.decl.domain != "stiefel")
+        raise DflError(
+            "a model with a stiefel variable can't have other variables", other.decl.pos
+        )
+    if checker.constraints:
+        raise DflError(
+            "a stiefel model has no constraints besides XᵀX = I (and `>= 0` on X)",
+            checker.constraints[0].pos,
+        )
+    if objective is None or objective.sense != "minimize":
+        raise DflError(
+            "a stiefel model minimizes f(X) + h(X)",
+            objective.pos if objective else stiefel[0].decl.pos,
+        )
+    names = {v.name for v in stiefel}
+    for _, term in _terms(objective.body):
+        info = checker.info(term)
+        if not info.nonsmooth:
+            if info.pdeg or info.udeg:
+                raise DflError("predicted params are not supported in stiefel models", term.pos)
+            continue
+        if not _is_separable_penalty(checker, term, names):
+            raise DflError(
+                "the nonsmooth part of a stiefel objective must be a nonnegative multiple of "
+                "`norm1(X)` or `nnz(X)`",
+                term.pos,
+            )
+
+
+def _is_separable_penalty(checker: Checker, node: ast.Expr, names: set[str]) -> bool:
+    if isinstance(node, ast.BinOp) and node.op == "*":
+        left, right = checker.info(node.left), checker.info(node.right)
+        if left.is_data and left.sign.nonneg:
+            return _is_separable_penalty(checker, node.right, names)
+        if right.is_data and right.sign.nonneg:
+            return _is_separable_penalty(checker, node.left, names)
+        return False
+    return (
+        isinstance(node, ast.Call)
+        and node.func in ("norm1", "nnz")
+        and len(node.args) == 1
+        and isinstance(node.args[0], ast.Name)
+        and node.args[0].id in names
+    )
+
+
+# ---------------------------------------------------------------------- DCP explanations
+def _refuse_curvature(checker: Checker, objective: ast.Objective) -> None:
+    want = "convex" if objective.sense == "minimize" else "concave"
+    done = "minimized" if objective.sense == "minimize" else "maximized"
+    node, why = _culprit(checker, objective.body, want)
+    raise DflError(
+        f"objective is not {want}: {why}, {done} here",
+        node.pos,
+        hint="flip the sense, or rewrite the objective by the DCP rules",
+    )
+
+
+def _culprit(checker: Checker, node: ast.Expr, want: str) -> tuple[ast.Expr, str]:
+    info = checker.info(node)
+    opposite = "concave" if want == "convex" else "convex"
+    if isinstance(node, ast.BinOp) and node.op in "+-":
+        left = _culprit_or_none(checker, node.left, want)
+        if left:
+            return left
+        right = _culprit_or_none(checker, node.right, want if node.op == "+" else opposite)
+        if right:
+            return right
+    if isinstance(node, ast.Neg):
+        return _culprit(checker, node.operand, opposite)
+    if isinstance(node, ast.Reduce) and node.op == "sum":
+        return _culprit(checker, node.body, want)
+    if isinstance(node, ast.BinOp) and node.op in "*/@":
+        left, right = checker.info(node.left), checker.info(node.right)
+        const, other = (left, node.right) if left.curv is Curv.CONST else (right, node.left)
+        if const.curv is Curv.CONST:
+            if const.sign.nonneg:
+                return _culprit(checker, other, want)
+            if const.sign.nonpos:
+                return _culprit(checker, other, opposite)
+            return node, "a factor of unknown sign scales a nonlinear expression"
+        return node, "a product of two expressions with variables has no DCP curvature"
+    if isinstance(node, ast.Call):
+        args = [checker.info(a) for a in node.args]
+        described = ", ".join(f"{_article(a.curv.value)} {a.curv.value}" for a in args[-1:])
+        if info.curv.value == opposite:
+            return node, f"`{node.func}` of {described} expression is {opposite}"
+        return node, f"`{node.func}` of {described} expression has no DCP curvature"
+    return node, f"this expression is {info.curv.value}"
+
+
+def _culprit_or_none(checker: Checker, node: ast.Expr, want: str):
+    info = checker.info(node)
+    ok = info.curv.is_convex if want == "convex" else info.curv.is_concave
+    return None if ok else _culprit(checker, node, want)
+
+
+def _article(word: str) -> str:
+    return "an" if word[0] in "aeiou" else "a"

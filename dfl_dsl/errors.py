@@ -1,0 +1,78 @@
+"""User-facing errors: every mistake a user can make is reported as
+
+    FILE:LINE:COL: error: MESSAGE
+        the offending source line
+              ^
+    hint: ...
+
+and the CLI turns it into exit status 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+from .ast import NOWHERE, Pos
+
+
+class DflError(Exception):
+    """A mistake in a model or data file, located at `pos` in `filename`."""
+
+    def __init__(
+        self,
+        message: str,
+        pos: Pos | None = None,
+        *,
+        hint: str | None = None,
+        filename: str | None = None,
+        source: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.pos = pos or NOWHERE
+        self.hint = hint
+        self.filename = filename
+        self.source = source
+
+    def located(self, filename: str, source: str | None) -> DflError:
+        """Attach the file this error belongs to (only where no file is known yet)."""
+        if self.filename is None:
+            self.filename = filename
+            self.source = source
+        return self
+
+    def __str__(self) -> str:
+        return self.format()
+
+    def format(self) -> str:
+        where = self.filename or "<input>"
+        if self.pos.line:
+            where += f":{self.pos.line}:{self.pos.column}"
+        lines = [f"{where}: error: {self.message}"]
+        if self.pos.line and self.source is not None:
+            source_lines = self.source.splitlines()
+            if 0 < self.pos.line <= len(source_lines):
+                text = source_lines[self.pos.line - 1].expandtabs(1)
+                lines.append("    " + text)
+                width = 1
+                if self.pos.end_line == self.pos.line and self.pos.end_column > self.pos.column:
+                    width = self.pos.end_column - self.pos.column
+                lines.append("    " + " " * (self.pos.column - 1) + "^" * max(width, 1))
+        if self.hint:
+            lines.append(f"hint: {self.hint}")
+        return "\n".join(lines)
+
+
+class DataError(DflError):
+    """A mistake in a data file: names the file, the key and, where there is one, the index."""
+
+
+class InfeasibleError(Exception):
+    """The problem has no solution (CLI exit status 1)."""
+
+
+def did_you_mean(name: str, candidates: Iterable[str]) -> str | None:
+    """A hint naming the closest known name, if any is close enough."""
+    close = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.6)
+    return f"did you mean `{close[0]}`?" if close else None

@@ -1,0 +1,392 @@
+"""Text -> AST: the lark LALR parser (strict: no conflicts) and a Transformer into `dfl_dsl.ast`.
+
+Syntax errors are turned into `DflError`s that point at the line where the mistake is: a missing
+`;` is reported after the last token of the unfinished statement, an unclosed bracket at the
+bracket that was opened, a reserved word used as a name at that word.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from importlib import resources
+
+from lark import Lark, Token, Transformer, v_args
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+
+from .. import ast
+from ..errors import DflError
+
+KEYWORDS = frozenset(
+    "set param var minimize maximize subject to expr model in within binary integer int "
+    "predicted uncertain psd default sum if then else and or not stiefel max min union diff "
+    "inter inf symmetric".split()
+)
+_OPENERS = {"(": ")", "[": "]", "{": "}"}
+_CLOSERS = {v: k for k, v in _OPENERS.items()}
+
+
+@cache
+def _lark() -> Lark:
+    grammar = resources.files(__package__).joinpath("opt.lark").read_text()
+    return Lark(
+        grammar,
+        parser="lalr",
+        lexer="basic",  # keywords always lex as keywords, so `param set;` is refused
+        strict=True,
+        propagate_positions=True,
+        maybe_placeholders=True,
+    )
+
+
+def _pos(meta_or_token) -> ast.Pos:
+    return ast.Pos(
+        getattr(meta_or_token, "line", 0) or 0,
+        getattr(meta_or_token, "column", 0) or 0,
+        getattr(meta_or_token, "end_line", 0) or 0,
+        getattr(meta_or_token, "end_column", 0) or 0,
+    )
+
+
+def _number(text: str) -> int | float:
+    if any(c in text for c in ".eE"):
+        return float(text)
+    return int(text)
+
+
+@v_args(meta=True)
+class _ToAst(Transformer):
+    """Parse tree -> frozen AST dataclasses, each with its source position."""
+
+    # ------------------------------------------------------------ statements
+    def start(self, meta, children):
+        return list(children)
+
+    def model_decl(self, meta, c):
+        return ast.ModelDecl(str(c[0]), pos=_pos(c[0]))
+
+    def set_value(self, meta, c):
+        return ("value", c[0])
+
+    def set_within(self, meta, c):
+        return ("within", c[0])
+
+    def set_decl(self, meta, c):
+        attrs = dict(x for x in c[1:] if x is not None)
+        return ast.SetDecl(str(c[0]), attrs.get("value"), attrs.get("within"), pos=_pos(c[0]))
+
+    def kind(self, meta, c):
+        return str(c[0])
+
+    def kinds(self, meta, c):
+        return ("kinds", tuple(c))
+
+    def param_check(self, meta, c):
+        op = str(c[0])
+        operand = c[1] if len(c) > 1 else None
+        return ast.ParamCheck(op, operand, pos=_pos(meta))
+
+    def param_value(self, meta, c):
+        return ("default" if str(c[0]) == "default" else "value", c[1])
+
+    def param_decl(self, meta, c):
+        name, index, rest = c[0], c[1], c[2:]
+        kinds: tuple[str, ...] = ()
+        checks = []
+        value = default = None
+        for item in rest:
+            if item is None:
+                continue
+            if isinstance(item, ast.ParamCheck):
+                checks.append(item)
+            elif item[0] == "kinds":
+                kinds = item[1]
+            elif item[0] == "value":
+                value = item[1]
+            else:
+                default = item[1]
+        return ast.ParamDecl(
+            str(name), index, kinds, tuple(checks), value, default, pos=_pos(name)
+        )
+
+    def var_binary(self, meta, c):
+        return ast.VarAttr("binary", pos=_pos(meta))
+
+    def var_integer(self, meta, c):
+        return ast.VarAttr("integer", pos=_pos(meta))
+
+    def var_stiefel(self, meta, c):
+        return ast.VarAttr("stiefel", pos=_pos(meta))
+
+    def var_box(self, meta, c):
+        return ast.VarAttr("box", (c[1], c[2]), pos=_pos(meta))
+
+    def var_lower(self, meta, c):
+        return ast.VarAttr(">=", (c[1],), pos=_pos(meta))
+
+    def var_upper(self, meta, c):
+        return ast.VarAttr("<=", (c[1],), pos=_pos(meta))
+
+    def var_decl(self, meta, c):
+        return ast.VarDecl(str(c[0]), c[1], tuple(c[2:]), pos=_pos(c[0]))
+
+    def expr_decl(self, meta, c):
+        return ast.ExprDecl(str(c[0]), c[1], c[3], pos=_pos(c[0]))
+
+    def sense(self, meta, c):
+        return str(c[0])
+
+    def objective(self, meta, c):
+        return ast.Objective(c[0], str(c[1]), c[2], pos=_pos(c[1]))
+
+    def constraint(self, meta, c):
+        return ast.Constraint(str(c[0]), c[1], c[2], pos=_pos(c[0]))
+
+    # ------------------------------------------------------------ indexing
+    def set_index(self, meta, c):
+        items = tuple(x for x in c if isinstance(x, ast.IndexItem))
+        rest = [x for x in c if not isinstance(x, ast.IndexItem)]
+        return ast.SetIndex(items, rest[0] if rest else None, pos=_pos(meta))
+
+    def bind_one(self, meta, c):
+        return ast.IndexItem((str(c[0]),), c[2], pos=_pos(meta))
+
+    def bind_tuple(self, meta, c):
+        names = tuple(str(x) for x in c[:-2])
+        return ast.IndexItem(names, c[-1], pos=_pos(meta))
+
+    def bind_none(self, meta, c):
+        return ast.IndexItem((), c[0], pos=_pos(meta))
+
+    def shape_index(self, meta, c):
+        return ast.ShapeIndex(tuple(c), pos=_pos(meta))
+
+    # ------------------------------------------------------------ expressions
+    def if_expr(self, meta, c):
+        return ast.IfThenElse(c[0], c[1], c[2], pos=_pos(meta))
+
+    def or_(self, meta, c):
+        return ast.BoolOp("or", c[0], c[1], pos=_pos(meta))
+
+    def and_(self, meta, c):
+        return ast.BoolOp("and", c[0], c[1], pos=_pos(meta))
+
+    def not_(self, meta, c):
+        return ast.Not(c[0], pos=_pos(meta))
+
+    def comp_op(self, meta, c):
+        return str(c[0])
+
+    def compare(self, meta, c):
+        return ast.Compare(tuple(c[1::2]), tuple(c[0::2]), pos=_pos(meta))
+
+    def member(self, meta, c):
+        return ast.Member(c[0], c[2], pos=_pos(meta))
+
+    def set_op(self, meta, c):
+        return ast.SetOp(str(c[1]), c[0], c[2], pos=_pos(meta))
+
+    def range(self, meta, c):
+        return ast.Range(c[0], c[1], pos=_pos(meta))
+
+    def mulop(self, meta, c):
+        return str(c[0])
+
+    def binop(self, meta, c):
+        return ast.BinOp(str(c[1]), c[0], c[2], pos=_pos(meta))
+
+    def neg(self, meta, c):
+        operand = c[1]
+        if isinstance(operand, ast.Number):  # fold `-3` into a literal
+            return ast.Number(-operand.value, pos=_pos(meta))
+        return ast.Neg(operand, pos=_pos(meta))
+
+    def power(self, meta, c):
+        return ast.Power(c[0], c[1], pos=_pos(meta))
+
+    def subscript(self, meta, c):
+        return ast.Subscript(c[0], tuple(c[1]), pos=_pos(meta))
+
+    def transpose(self, meta, c):
+        return ast.Transpose(c[0], pos=_pos(meta))
+
+    def number(self, meta, c):
+        return ast.Number(_number(str(c[0])), pos=_pos(c[0]))
+
+    def string(self, meta, c):
+        return ast.String(str(c[0])[1:-1], pos=_pos(c[0]))
+
+    def inf(self, meta, c):
+        return ast.Number(float("inf"), pos=_pos(c[0]))
+
+    def name(self, meta, c):
+        return ast.Name(str(c[0]), pos=_pos(c[0]))
+
+    def reducer(self, meta, c):
+        return str(c[0])
+
+    def call(self, meta, c):
+        func = c[0]
+        args = tuple(c[1]) if c[1] is not None else ()
+        return ast.Call(str(func), args, pos=_pos(meta))
+
+    def reduction(self, meta, c):
+        return ast.Reduce(c[0], c[1], c[2], pos=_pos(meta))
+
+    def set_literal(self, meta, c):
+        return ast.SetLiteral(tuple(c[0]) if c[0] is not None else (), pos=_pos(meta))
+
+    def args(self, meta, c):
+        return list(c)
+
+
+def parse(text: str, filename: str = "<string>") -> ast.Model:
+    """Parse `.opt` source text into an `ast.Model` (raises `DflError` on a syntax error)."""
+    try:
+        tree = _lark().parse(text)
+    except UnexpectedInput as exc:
+        raise _syntax_error(exc, text).located(filename, text) from None
+    statements = _ToAst().transform(tree)
+    return ast.Model(tuple(statements), source=text, filename=filename)
+
+
+# ---------------------------------------------------------------- friendly syntax errors
+def _describe_terminal(name: str) -> str:
+    friendly = {
+        "NAME": "a name",
+        "NUMBER": "a number",
+        "STRING": "a string",
+        "$END": "the end of the file",
+        "TRANSPOSE": "`.T`",
+    }
+    if name in friendly:
+        return friendly[name]
+    try:
+        pattern = _lark().get_terminal(name).pattern
+    except KeyError:
+        return name
+    return f"`{pattern.value}`" if pattern.type == "str" else name.lower()
+
+
+def _tokens_before(text: str, line: int, column: int) -> list[Token]:
+    """The tokens of `text` that start before (line, column); stops at a lexing error."""
+    tokens: list[Token] = []
+    try:
+        for token in _lark().lex(text, dont_ignore=False):
+            if (token.line, token.column) >= (line, column):
+                break
+            tokens.append(token)
+    except UnexpectedInput:
+        pass
+    return tokens
+
+
+def _bracket_error(text: str) -> DflError | None:
+    """An unclosed or mismatched bracket, reported where it was opened (or stray-closed)."""
+    stack: list[tuple[str, ast.Pos]] = []
+    line, column = 1, 1
+    in_comment = False
+    string_start: ast.Pos | None = None
+    for ch in text:
+        here = ast.Pos(line, column, line, column + 1)
+        if ch == "\n":
+            if string_start is not None:
+                return DflError(
+                    "unterminated string", string_start, hint='close it with `"` on the same line'
+                )
+            line, column = line + 1, 1
+            in_comment = False
+            continue
+        column += 1
+        if in_comment:
+            continue
+        if string_start is not None:
+            if ch == '"':
+                string_start = None
+            continue
+        if ch == "#":
+            in_comment = True
+        elif ch == '"':
+            string_start = here
+        elif ch in _OPENERS:
+            stack.append((ch, here))
+        elif ch in _CLOSERS:
+            if not stack:
+                return DflError(f"`{ch}` closes nothing", here, hint="remove it")
+            opener, opened = stack.pop()
+            if _OPENERS[opener] != ch:
+                return DflError(
+                    f"`{opener}` opened here is closed by `{ch}`",
+                    opened,
+                    hint=f"close it with `{_OPENERS[opener]}`",
+                )
+        elif ch == ";" and stack:
+            opener, opened = stack[-1]
+            return DflError(
+                f"unclosed `{opener}`", opened, hint=f"add the matching `{_OPENERS[opener]}`"
+            )
+    if string_start is not None:
+        return DflError(
+            "unterminated string", string_start, hint='close it with `"` on the same line'
+        )
+    if stack:
+        opener, opened = stack[-1]
+        return DflError(
+            f"unclosed `{opener}`", opened, hint=f"add the matching `{_OPENERS[opener]}`"
+        )
+    return None
+
+
+def _syntax_error(exc: UnexpectedInput, text: str) -> DflError:
+    bracket = _bracket_error(text)
+    if bracket is not None:
+        return bracket
+    if isinstance(exc, UnexpectedCharacters):
+        char = text[exc.pos_in_stream] if exc.pos_in_stream < len(text) else "?"
+        pos = ast.Pos(exc.line, exc.column, exc.line, exc.column + 1)
+        if char == '"':
+            return DflError("unterminated string", pos, hint='close it with `"` on the same line')
+        return DflError(f"unexpected character `{char}`", pos)
+
+    if isinstance(exc, UnexpectedEOF):
+        token = None
+        expected = set(exc.expected)
+    else:
+        assert isinstance(exc, UnexpectedToken)
+        token = exc.token
+        expected = set(exc.expected) if exc.expected else set()
+
+    line = token.line if token is not None and token.type != "$END" else None
+    column = token.column if line is not None else None
+    if line is None:
+        lines = text.splitlines() or [""]
+        line, column = len(lines), len(lines[-1]) + 1
+    previous = _tokens_before(text, line, column)
+    last = previous[-1] if previous else None
+
+    if "SEMICOLON" in expected and last is not None and (
+        token is None or token.type == "$END" or token.line > last.end_line
+    ):
+        pos = ast.Pos(last.end_line, last.end_column, last.end_line, last.end_column + 1)
+        return DflError(f"missing `;` after `{last}`", pos, hint="every statement ends with `;`")
+
+    if token is None or token.type == "$END":
+        pos = ast.Pos(line, column, line, column + 1)
+        return DflError("unexpected end of file: the last statement is unfinished", pos)
+
+    pos = _pos(token)
+    if str(token) in KEYWORDS and "NAME" in expected:
+        return DflError(
+            f"`{token}` is a reserved word and can't be used as a name",
+            pos,
+            hint=f"rename it, e.g. `{token}_`",
+        )
+    wanted = sorted({_describe_terminal(name) for name in expected})
+    if len(wanted) > 6:
+        wanted = wanted[:6] + ["..."]
+    message = f"unexpected `{token}`"
+    if wanted:
+        message += "; expected " + ", ".join(wanted)
+    hint = None
+    if str(token) == "=" and "EQ" in expected:
+        hint = "use `==` to compare"
+    return DflError(message, pos, hint=hint)

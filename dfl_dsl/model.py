@@ -1,0 +1,103 @@
+"""A parsed and checked model: the front end's product, ready to bind data."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from . import ast
+from .check import Checker, ModelClass, classify
+from .check.symbols import Indexed, SetSymbol, Symbol
+from .errors import DflError
+from .grammar.parser import parse as parse_text
+
+
+@dataclass
+class Model:
+    """A checked `.opt` model. `bind(data)` evaluates its sets and params into an Instance."""
+
+    ast: ast.Model
+    checker: Checker
+    klass: ModelClass
+
+    @property
+    def filename(self) -> str:
+        return self.ast.filename
+
+    @property
+    def source(self) -> str:
+        return self.ast.source
+
+    @property
+    def name(self) -> str:
+        first = self.ast.statements[0] if self.ast.statements else None
+        if isinstance(first, ast.ModelDecl):
+            return first.name
+        return Path(self.filename).stem
+
+    @property
+    def symbols(self) -> dict[str, Symbol]:
+        return self.checker.symbols
+
+    def of_kind(self, kind: str) -> list[Symbol]:
+        return [s for s in self.symbols.values() if s.kind == kind]
+
+    @property
+    def sets(self) -> list[SetSymbol]:
+        return [s for s in self.of_kind("set") if isinstance(s, SetSymbol)]
+
+    @property
+    def params(self) -> list[Indexed]:
+        return [s for s in self.of_kind("param") if isinstance(s, Indexed)]
+
+    @property
+    def variables(self) -> list[Indexed]:
+        return [s for s in self.of_kind("var") if isinstance(s, Indexed)]
+
+    @property
+    def objective(self) -> ast.Objective | None:
+        return self.checker.objective
+
+    @property
+    def constraints(self) -> list[ast.Constraint]:
+        return self.checker.constraints
+
+    @property
+    def hash(self) -> str:
+        """Identifies the model text (checkpoints refuse a model they weren't trained on)."""
+        return hashlib.sha256(self.source.encode()).hexdigest()[:16]
+
+    def bind(self, data: Any, *, data_name: str | None = None):
+        """Evaluate sets, params and indices from `data` (a path or a mapping)."""
+        from .bind import bind
+
+        return bind(self, data, data_name=data_name)
+
+
+def check(tree: ast.Model) -> Model:
+    checker = Checker(tree)
+    try:
+        checker.run()
+        klass = classify(checker)
+    except DflError as exc:
+        raise exc.located(tree.filename, tree.source) from None
+    return Model(tree, checker, klass)
+
+
+def parse(text: str, filename: str = "<string>") -> Model:
+    """Parse and check model text."""
+    return check(parse_text(text, filename))
+
+
+def load(path: str | Path) -> Model:
+    """Read, parse and check a `.opt` file."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise DflError(f"can't read model file: {exc.strerror}", filename=str(path)) from None
+    except UnicodeDecodeError:
+        raise DflError("the model file is not UTF-8 text", filename=str(path)) from None
+    return parse(text, str(path))
