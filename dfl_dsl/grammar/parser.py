@@ -139,6 +139,8 @@ class _ToAst(Transformer):
         return ast.Objective(c[0], str(c[1]), c[2], pos=_pos(c[1]))
 
     def constraint(self, meta, c):
+        if isinstance(c[0], Token) and c[0].type == "ST":
+            c = c[1:]
         return ast.Constraint(str(c[0]), c[1], c[2], pos=_pos(c[0]))
 
     # ------------------------------------------------------------ indexing
