@@ -1,0 +1,313 @@
+"""bind(model, data) -> Instance: every set, param, index and bound evaluated to numpy.
+
+Declarations are bound in file order; each param is checked against its declared checks
+(`>= e`, `int`, `psd`, `in SET`, ...) and a failure names the param, the index and the value.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import ast
+from .data import DataSource, load_data, to_entries, to_set
+from .errors import DataError, DflError, did_you_mean
+from .evaluate.elements import SetValue, element_of
+from .evaluate.entities import Domain, Entity
+from .evaluate.evaluator import Context, Evaluator
+from .evaluate.frame import Frame
+from .evaluate.values import Val, flat_data
+
+
+def bind(model, data: Any, *, data_name: str | None = None):
+    from .instance import Instance
+
+    source = load_data(data, data_name)
+    binder = _Binder(model, source)
+    try:
+        binder.run()
+    except DataError:
+        raise
+    except DflError as exc:
+        raise exc.located(model.filename, model.source) from None
+    return Instance(model, binder.ctx, binder.evaluator, binder.constraint_frames, source)
+
+
+class _Binder:
+    def __init__(self, model, source: DataSource) -> None:
+        self.model = model
+        self.source = source
+        self.ctx = Context()
+        self.evaluator = Evaluator(self.ctx)
+        self.constraint_frames: dict[str, Frame] = {}
+        self._nx = 0
+        self._thetas: list[Entity] = []
+
+    def run(self) -> None:
+        for stmt in self.model.ast.statements:
+            handler = getattr(self, "_" + type(stmt).__name__, None)
+            if handler is not None:
+                handler(stmt)
+        offset = self._nx
+        for entity in self._thetas:
+            entity.offset = offset
+            offset += entity.size
+        self.ctx.width = offset
+
+    # ------------------------------------------------------------------ declarations
+    def _SetDecl(self, stmt: ast.SetDecl) -> None:
+        symbol = self.model.symbols[stmt.name]
+        raw = self.source.values.get(stmt.name)
+        root = Frame.root()
+        if stmt.value is not None:
+            if raw is not None:
+                raise self.source.error(
+                    f"set `{stmt.name}` is computed in the model (`=`); remove it from the data",
+                    stmt.name,
+                )
+            the_set = self.evaluator.set_of(stmt.value, root)
+            if not isinstance(the_set, SetValue):
+                raise DflError("a set can't depend on dummies here", stmt.value.pos)
+            the_set = SetValue(the_set.keys, stmt.name)
+        else:
+            if raw is None:
+                raise self._missing(stmt.name, "set")
+            the_set = to_set(self.source, stmt.name, raw, symbol.dim or 1)
+        if stmt.within is not None:
+            parent = self.evaluator.set_of(stmt.within, root)
+            if parent.dim != the_set.dim:
+                raise self.source.error(
+                    f"set `{stmt.name}` holds {the_set.dim}-tuples but is declared within a set "
+                    f"of {parent.dim}-tuples",
+                    stmt.name,
+                )
+            outside = parent.position(the_set.keys) < 0
+            if outside.any():
+                bad = the_set.elements()[int(np.nonzero(outside)[0][0])]
+                raise self.source.error(
+                    f"set `{stmt.name}`: element {bad!r} is not within the declared superset",
+                    stmt.name,
+                )
+        self.ctx.sets[stmt.name] = the_set
+
+    def _ParamDecl(self, stmt: ast.ParamDecl) -> None:
+        domain = self.evaluator.domain(stmt.index)
+        shape_style = isinstance(stmt.index, ast.ShapeIndex)
+        if stmt.is_predicted or stmt.is_uncertain:
+            self._theta(stmt, domain, shape_style)
+            return
+        elem_set = stmt.element_set
+        entity = Entity(stmt.name, "data", stmt, domain, elem=elem_set is not None,
+                        shape_style=shape_style)
+        raw = self.source.values.get(stmt.name)
+        if stmt.value is not None:
+            if raw is not None:
+                raise self.source.error(
+                    f"param `{stmt.name}` is computed in the model (`=`); remove it from the data",
+                    stmt.name,
+                )
+            computed = self.evaluator.value(stmt.value, domain.frame)
+            entity.data = self._per_entry(computed, domain, stmt.value, entity.elem)
+            entity.missing = np.zeros(domain.n, dtype=bool)
+        elif raw is not None:
+            entity.data, entity.missing = to_entries(self.source, stmt.name, raw, domain, entity.elem)
+        else:
+            entity.data = np.zeros(domain.n, dtype=np.int64 if entity.elem else float)
+            entity.missing = np.ones(domain.n, dtype=bool)
+            if stmt.default is None:
+                raise self._missing(stmt.name, "param")
+        if stmt.default is not None and entity.missing.any():
+            fill = self.evaluator.value(stmt.default, domain.frame)
+            values = self._per_entry(fill, domain, stmt.default, entity.elem)
+            entity.data = np.where(entity.missing, values, entity.data)
+            entity.missing = np.zeros(domain.n, dtype=bool)
+        self.ctx.entities[stmt.name] = entity
+        self._check_values(stmt, entity)
+
+    def _per_entry(self, v: Val, domain: Domain, node: ast.Expr, elem: bool) -> np.ndarray:
+        if v.symbolic:
+            raise DflError("this must be computed from data only", node.pos)
+        if v.framed:
+            data = flat_data(v, True, v.shape, domain.n)
+            if v.shape != ():
+                raise DflError("each entry must be one number", node.pos)
+            return data.astype(np.int64 if elem else float)
+        data = np.asarray(v.payload)
+        want = domain.shape if domain.arity else ()
+        if data.shape != () and data.shape != tuple(want):
+            raise DflError(
+                f"the value has shape {list(data.shape)}, the param is declared {list(want)}",
+                node.pos,
+            )
+        return np.broadcast_to(data, want).ravel().astype(np.int64 if elem else float).copy()
+
+    def _theta(self, stmt: ast.ParamDecl, domain: Domain, shape_style: bool) -> None:
+        entity = Entity(stmt.name, "theta", stmt, domain, shape_style=shape_style)
+        raw = self.source.values.get(stmt.name)
+        if raw is not None:
+            if stmt.is_uncertain:
+                scenarios = raw if isinstance(raw, (list, np.ndarray)) else None
+                if scenarios is None or len(scenarios) == 0:
+                    raise self.source.error(
+                        f"uncertain param `{stmt.name}`: give a list of scenarios, each with the "
+                        "param's shape",
+                        stmt.name,
+                    )
+                rows = []
+                for k, scenario in enumerate(scenarios):
+                    try:
+                        values, missing = to_entries(self.source, stmt.name, scenario, domain, False)
+                    except DataError as exc:
+                        exc.message = exc.message.replace(
+                            f"param `{stmt.name}`", f"param `{stmt.name}` (scenario {k})", 1
+                        )
+                        raise
+                    if missing.any():
+                        raise self.source.error(
+                            f"uncertain param `{stmt.name}`: scenario {k} misses "
+                            f"{domain.label(int(np.nonzero(missing)[0][0]))}",
+                            stmt.name,
+                        )
+                    rows.append(values)
+                entity.extra["scenarios"] = np.stack(rows)
+            else:
+                values, missing = to_entries(self.source, stmt.name, raw, domain, False)
+                if missing.any():
+                    raise self.source.error(
+                        f"predicted param `{stmt.name}` misses a value for "
+                        f"{domain.label(int(np.nonzero(missing)[0][0]))}",
+                        stmt.name,
+                    )
+                entity.extra["value"] = values
+            self._check_values(stmt, entity, entity.extra.get("value", entity.extra.get("scenarios")))
+        self._thetas.append(entity)
+        self.ctx.entities[stmt.name] = entity
+
+    def _VarDecl(self, stmt: ast.VarDecl) -> None:
+        domain = self.evaluator.domain(stmt.index)
+        entity = Entity(stmt.name, "var", stmt, domain, offset=self._nx,
+                        shape_style=isinstance(stmt.index, ast.ShapeIndex))
+        n = domain.n
+        lower = np.full(n, -np.inf)
+        upper = np.full(n, np.inf)
+        integer = np.zeros(n, dtype=bool)
+        for attr in stmt.attrs:
+            if attr.kind == "binary":
+                lower, upper = np.maximum(lower, 0.0), np.minimum(upper, 1.0)
+                integer[:] = True
+            elif attr.kind == "integer":
+                integer[:] = True
+            elif attr.kind in (">=", "box"):
+                lower = np.maximum(lower, self._bound(attr.operands[0], domain))
+                if attr.kind == "box":
+                    upper = np.minimum(upper, self._bound(attr.operands[1], domain))
+            elif attr.kind == "<=":
+                upper = np.minimum(upper, self._bound(attr.operands[0], domain))
+        entity.lower, entity.upper, entity.integer = lower, upper, integer
+        if np.any(lower > upper):
+            bad = int(np.nonzero(lower > upper)[0][0])
+            raise DflError(
+                f"variable `{stmt.name}{entity.entry_label(bad)}` has lower bound "
+                f"{lower[bad]:g} above its upper bound {upper[bad]:g}",
+                stmt.pos,
+            )
+        self._nx += n
+        self.ctx.entities[stmt.name] = entity
+
+    def _bound(self, node: ast.Expr, domain: Domain) -> np.ndarray:
+        v = self.evaluator.number(node, domain.frame)
+        return self._per_entry(v, domain, node, False)
+
+    def _ExprDecl(self, stmt: ast.ExprDecl) -> None:
+        domain = self.evaluator.domain(stmt.index)
+        self.ctx.entities[stmt.name] = Entity(stmt.name, "expr", stmt, domain)
+
+    def _Constraint(self, stmt: ast.Constraint) -> None:
+        if stmt.index is None:
+            self.constraint_frames[stmt.name] = Frame.root()
+        elif isinstance(stmt.index, ast.ShapeIndex):
+            self.constraint_frames[stmt.name] = self.evaluator.domain(stmt.index).frame
+        else:
+            self.constraint_frames[stmt.name] = self.evaluator.index(stmt.index, Frame.root())
+
+    # ------------------------------------------------------------------ checks
+    def _missing(self, name: str, kind: str) -> DataError:
+        hint = did_you_mean(name, [k for k in self.source.values])
+        if hint is None and self.source.values:
+            hint = f"declare a `default`, or add \"{name}\" to the data"
+        return DataError(
+            f"{kind} `{name}` is missing from the data",
+            hint=hint,
+            filename=self.source.filename,
+            source=self.source.text,
+        )
+
+    def _check_values(self, stmt: ast.ParamDecl, entity: Entity, values=None) -> None:
+        data = entity.data if values is None else values
+        name = stmt.name
+        domain = entity.domain
+        rows = data.reshape(-1, domain.n) if data.ndim == 2 else data.reshape(1, -1)
+        if "int" in stmt.kinds:
+            bad = ~np.isclose(rows, np.round(rows)) & np.isfinite(rows)
+            if bad.any():
+                self._fail(name, entity, rows, bad, "isn't an integer (declared `int`)")
+        for check in stmt.checks:
+            if check.op == "in":
+                the_set = self.evaluator.set_of(check.operand, domain.frame)
+                if not isinstance(the_set, SetValue):
+                    raise DflError("`in` needs a fixed set", check.operand.pos)
+                bad = the_set.position(rows.ravel()).reshape(rows.shape) < 0
+                if bad.any():
+                    self._fail(name, entity, rows, bad, "is not in the set", elem=True)
+                continue
+            if check.op in ("psd", "symmetric"):
+                self._check_matrix(stmt, entity, rows, check.op)
+                continue
+            bound = self.evaluator.number(check.operand, domain.frame)
+            limit = self._per_entry(bound, domain, check.operand, False)
+            test = {">=": np.less, "<=": np.greater, ">": np.less_equal, "<": np.greater_equal}
+            bad = test[check.op](rows, limit)
+            if bad.any():
+                self._fail(name, entity, rows, bad, f"breaks `{check.op} {_show(limit, bad)}`")
+
+    def _fail(self, name, entity, rows, bad, what, elem=False) -> None:
+        scenario, entry = (int(v[0]) for v in np.nonzero(bad))
+        value = rows[scenario, entry]
+        shown = repr(element_of(int(value))) if elem else f"{value:g}"
+        where = entity.entry_label(entry)
+        if rows.shape[0] > 1:
+            where += f" in scenario {scenario}"
+        count = int(bad.sum())
+        more = f" ({count - 1} more entries too)" if count > 1 else ""
+        raise self.source.error(f"param `{name}`{where}: value {shown} {what}{more}", name)
+
+    def _check_matrix(self, stmt, entity, rows, op) -> None:
+        shape = entity.shape
+        if len(shape) != 2 or shape[0] != shape[1]:
+            raise DflError(f"`{op}` needs a square matrix, `{stmt.name}` is {list(shape)}", stmt.pos)
+        for matrix in rows:
+            m = matrix.reshape(shape)
+            scale = max(1.0, float(np.abs(m).max(initial=0.0)))
+            asym = np.abs(m - m.T)
+            if asym.max(initial=0.0) > 1e-8 * scale:
+                i, j = np.unravel_index(int(np.argmax(asym)), shape)
+                raise self.source.error(
+                    f"param `{stmt.name}` is not symmetric: [{i}, {j}] = {m[i, j]:g} but "
+                    f"[{j}, {i}] = {m[j, i]:g}",
+                    stmt.name,
+                )
+            if op == "psd":
+                lowest = float(np.linalg.eigvalsh(0.5 * (m + m.T))[0]) if len(m) else 0.0
+                if lowest < -1e-8 * scale:
+                    raise self.source.error(
+                        f"param `{stmt.name}` is not positive semidefinite: its smallest "
+                        f"eigenvalue is {lowest:.4g}",
+                        stmt.name,
+                    )
+
+
+def _show(limit: np.ndarray, bad: np.ndarray) -> str:
+    flat = np.broadcast_to(limit, bad.shape[-1:]) if limit.ndim else limit
+    first = int(np.nonzero(bad.any(axis=0))[0][0])
+    return f"{np.ravel(flat)[first] if np.ndim(flat) else float(flat):g}"

@@ -1,0 +1,357 @@
+"""Data files (JSON, YAML, NPZ) and their conversion into arrays over a declaration's entries.
+
+Nothing in a data file is executed: JSON through `json`, YAML through `yaml.safe_load`, NPZ
+with `allow_pickle=False`. Errors name the file, the key and the index, and point at the key's
+line in text files.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .ast import Pos
+from .errors import DataError
+from .evaluate.elements import SetValue, element_of, key_of, keys_of
+from .evaluate.entities import Domain
+
+
+@dataclass
+class DataSource:
+    """A loaded data mapping and where it came from (for error messages)."""
+
+    values: Mapping[str, Any]
+    filename: str = "<data>"
+    text: str | None = None
+
+    def error(self, message: str, key: str | None = None, hint: str | None = None) -> DataError:
+        return DataError(
+            message, self.locate(key), hint=hint, filename=self.filename, source=self.text
+        )
+
+    def locate(self, key: str | None) -> Pos | None:
+        """The line and column of `key` in a JSON or YAML text file."""
+        if key is None or self.text is None:
+            return None
+        pattern = rf'"{re.escape(key)}"\s*:' if self.filename.endswith(".json") else (
+            rf"^\s*{re.escape(key)}\s*:"
+        )
+        match = re.search(pattern, self.text, flags=re.MULTILINE)
+        if match is None:
+            return None
+        start = match.start() + (len(match.group(0)) - len(match.group(0).lstrip()))
+        line = self.text.count("\n", 0, start) + 1
+        column = start - (self.text.rfind("\n", 0, start) + 1) + 1
+        return Pos(line, column, line, column + len(key) + 2)
+
+
+def load_data(source: str | Path | Mapping[str, Any] | None, name: str | None = None) -> DataSource:
+    if source is None:
+        return DataSource({}, name or "<no data>")
+    if isinstance(source, Mapping):
+        return DataSource(source, name or "<data>")
+    path = Path(source)
+    filename = str(path)
+    suffix = path.suffix.lower()
+    try:
+        if suffix == ".npz":
+            return DataSource(_load_npz(path), filename)
+        text = path.read_text()
+    except FileNotFoundError:
+        raise DataError("data file not found", filename=filename) from None
+    except OSError as exc:
+        raise DataError(f"can't read data file: {exc.strerror}", filename=filename) from None
+    except UnicodeDecodeError:
+        raise DataError("the data file is not UTF-8 text", filename=filename) from None
+    if suffix == ".json":
+        values = _parse_json(text, filename)
+    elif suffix in (".yaml", ".yml"):
+        values = _parse_yaml(text, filename)
+    else:
+        raise DataError(
+            f"unknown data format `{suffix or path.name}`", filename=filename,
+            hint="use .json, .yaml or .npz",
+        )
+    if not isinstance(values, Mapping):
+        raise DataError(
+            "the data must be a mapping from names to values", Pos(1, 1, 1, 2),
+            filename=filename, source=text,
+        )
+    return DataSource(values, filename, text)
+
+
+def _parse_json(text: str, filename: str):
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        pos = Pos(exc.lineno, exc.colno, exc.lineno, exc.colno + 1)
+        message = f"invalid JSON: {exc.msg}"
+        if exc.pos >= len(text.rstrip()):
+            message = f"invalid JSON: the file ends early ({exc.msg})"
+        raise DataError(message, pos, filename=filename, source=text) from None
+
+
+def _parse_yaml(text: str, filename: str):
+    import yaml
+
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        pos = Pos(mark.line + 1, mark.column + 1, mark.line + 1, mark.column + 2) if mark else None
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise DataError(f"invalid YAML: {problem}", pos, filename=filename, source=text) from None
+
+
+def _load_npz(path: Path) -> dict[str, np.ndarray]:
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            return {k: archive[k] for k in archive.files}
+    except ValueError as exc:
+        raise DataError(f"can't read the npz file: {exc}", filename=str(path)) from None
+    except (OSError, EOFError) as exc:
+        raise DataError(f"not a valid npz file ({exc})", filename=str(path)) from None
+
+
+# ---------------------------------------------------------------------- sets
+def to_set(source: DataSource, name: str, raw: Any, dim: int) -> SetValue:
+    """A set from data: a list of elements, or of tuples for a set of tuples."""
+    if isinstance(raw, np.ndarray):
+        raw = raw.tolist()
+    if not isinstance(raw, list):
+        raise source.error(f"set `{name}` must be a list of elements", name)
+    if dim == 1:
+        for k, item in enumerate(raw):
+            if isinstance(item, (list, tuple, dict)):
+                raise source.error(
+                    f"set `{name}`: element {k} is a {type(item).__name__}, but `{name}` holds "
+                    "single elements",
+                    name,
+                    hint=f"declare `set {name} within A * B;` for a set of pairs",
+                )
+        try:
+            keys = keys_of(raw).reshape(-1, 1) if raw else np.zeros((0, 1), dtype=np.int64)
+        except ValueError as exc:
+            raise source.error(f"set `{name}`: {exc}", name) from None
+    else:
+        rows = []
+        for k, item in enumerate(raw):
+            if not isinstance(item, (list, tuple)) or len(item) != dim:
+                raise source.error(
+                    f"set `{name}`: element {k} should be a list of {dim} elements, got "
+                    f"{json.dumps(item) if not isinstance(item, np.generic) else item}",
+                    name,
+                )
+            try:
+                rows.append([key_of(v) for v in item])
+            except ValueError as exc:
+                raise source.error(f"set `{name}`: element {k}: {exc}", name) from None
+        keys = np.asarray(rows, dtype=np.int64).reshape(-1, dim)
+    result = SetValue(keys, name)
+    dup = result.duplicates()
+    if len(dup):
+        element = result.elements()[int(dup[0])]
+        raise source.error(f"set `{name}` lists {element!r} twice", name)
+    return result
+
+
+# ---------------------------------------------------------------------- params
+def to_entries(
+    source: DataSource, name: str, raw: Any, domain: Domain, elem: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """One value per entry of `domain` (and a mask of entries the data leaves out).
+
+    Accepts nested lists in index order and nested objects keyed by element, mixed freely,
+    and for a set of tuples a list aligned with the set's order.
+    """
+    n = domain.n
+    values = np.zeros(n, dtype=np.int64 if elem else float)
+    missing = np.ones(n, dtype=bool)
+    if not domain.arity:
+        values[0] = _scalar(source, name, raw, elem, "")
+        missing[0] = False
+        return values, missing
+    if domain.dense:
+        sizes = [c.n for c in domain.components]
+        widths = [len(ns) for ns in domain.names]
+        flat_pos: list[int] = []
+        flat_val: list = []
+        if isinstance(raw, np.ndarray) and not elem:
+            if raw.shape != tuple(sizes):
+                raise source.error(
+                    f"param `{name}` should have shape {sizes}, got {list(raw.shape)}", name
+                )
+            return raw.astype(float).ravel(), np.zeros(n, dtype=bool)
+        if isinstance(raw, list) and not elem:  # fast path: a full nested list of numbers
+            try:
+                arr = np.asarray(raw, dtype=float)
+            except (ValueError, TypeError):
+                arr = None
+            if arr is not None and arr.shape == tuple(sizes):
+                return arr.ravel(), np.zeros(n, dtype=bool)
+        _walk(source, name, raw, domain.components, widths, sizes, 0, 0, flat_pos, flat_val, elem, [])
+        pos = np.asarray(flat_pos, dtype=np.int64)
+    else:
+        flat_pos, flat_val = [], []
+        table = SetValue(domain.keys())
+        if isinstance(raw, (list, np.ndarray)) and not _is_keyed(raw):
+            seq = list(raw)
+            if len(seq) != n:
+                raise source.error(
+                    f"param `{name}` has {n} entries but the data lists {len(seq)} values", name
+                )
+            flat_pos, flat_val = list(range(n)), seq
+        else:
+            _walk_sparse(source, name, raw, table, domain.arity, flat_pos, flat_val, elem, [])
+        pos = np.asarray(flat_pos, dtype=np.int64)
+    vals = None
+    if not elem:
+        try:
+            vals = np.asarray(flat_val, dtype=float)
+        except (ValueError, TypeError):
+            vals = None
+        if vals is not None and vals.shape != (len(flat_val),):
+            vals = None
+    if vals is None:
+        vals = [_scalar(source, name, v, elem, "") for v in flat_val]
+    if len(pos):
+        values[pos] = np.asarray(vals, dtype=values.dtype)
+        missing[pos] = False
+    return values, missing
+
+
+def _is_keyed(raw) -> bool:
+    return isinstance(raw, Mapping)
+
+
+def _walk(source, name, raw, comps, widths, sizes, level, base, out_pos, out_val, elem, path):
+    """Nested lists/objects -> flat positions in the dense product layout."""
+    if level == len(comps):
+        out_pos.append(base)
+        out_val.append(raw)
+        return
+    comp, size = comps[level], sizes[level]
+    stride = int(np.prod(sizes[level + 1:], dtype=np.int64))
+    if isinstance(raw, np.ndarray):
+        raw = raw.tolist()
+    if isinstance(raw, Mapping):
+        if widths[level] != 1:
+            raise source.error(
+                f"param `{name}`: give the values over a set of tuples as a list aligned with "
+                "the set's order",
+                name,
+            )
+        try:
+            keys = keys_of(list(_json_keys(raw.keys(), comp)))
+        except ValueError as exc:
+            raise source.error(f"param `{name}`{_fmt_path(path)}: {exc}", name) from None
+        where = comp.position(keys)
+        if np.any(where < 0):
+            key = list(raw.keys())[int(np.nonzero(where < 0)[0][0])]
+            raise source.error(
+                f"param `{name}`{_fmt_path(path)}: unknown element {json.dumps(key)}"
+                f" (not in {comp.name or 'its index set'})",
+                name,
+            )
+        if level == len(comps) - 1:
+            out_pos.extend((base + where * stride).tolist())
+            out_val.extend(raw.values())
+            return
+        for (key, item), p in zip(raw.items(), where, strict=True):
+            _walk(source, name, item, comps, widths, sizes, level + 1, base + int(p) * stride,
+                  out_pos, out_val, elem, path + [key])
+        return
+    if isinstance(raw, list):
+        if len(raw) != size:
+            raise source.error(
+                f"param `{name}`{_fmt_path(path)}: expected {size} values"
+                f"{' over ' + comp.name if comp.name else ''}, got {len(raw)}",
+                name,
+            )
+        if level == len(comps) - 1 and not elem and all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) for v in raw
+        ):
+            out_pos.extend(range(base, base + size * stride, stride))
+            out_val.extend(raw)
+            return
+        for k, item in enumerate(raw):
+            _walk(source, name, item, comps, widths, sizes, level + 1, base + k * stride,
+                  out_pos, out_val, elem, path + [comp.elements()[k] if comp.dim == 1 else k])
+        return
+    raise source.error(
+        f"param `{name}`{_fmt_path(path)}: expected a list or an object over "
+        f"{comp.name or 'its index set'}, got {json.dumps(raw) if _jsonable(raw) else raw!r}",
+        name,
+    )
+
+
+def _walk_sparse(source, name, raw, table: SetValue, arity, out_pos, out_val, elem, path):
+    if len(path) == arity:
+        key = np.asarray([[key_of(k) for k in path]], dtype=np.int64)
+        p = int(table.position(key)[0])
+        if p < 0:
+            raise source.error(f"param `{name}`: {_fmt_path(path)} is not one of its entries", name)
+        out_pos.append(p)
+        out_val.append(raw)
+        return
+    if not isinstance(raw, Mapping):
+        raise source.error(
+            f"param `{name}`{_fmt_path(path)}: expected an object keyed by element", name
+        )
+    for key, item in raw.items():
+        element = int(key) if isinstance(key, str) and re.fullmatch(r"-?\d+", key) else key
+        _walk_sparse(source, name, item, table, arity, out_pos, out_val, elem, path + [element])
+
+
+def _json_keys(keys, comp: SetValue):
+    """JSON object keys are strings; map "3" to 3 when the set holds integers."""
+    integer = comp.integer
+    for key in keys:
+        if integer and isinstance(key, str) and re.fullmatch(r"-?\d+", key.strip()):
+            yield int(key)
+        else:
+            yield key
+
+
+def _scalar(source: DataSource, name: str, raw: Any, elem: bool, where: str):
+    if elem:
+        try:
+            return key_of(raw.item() if isinstance(raw, np.generic) else raw)
+        except ValueError as exc:
+            raise source.error(f"param `{name}`{where}: {exc}", name) from None
+    if isinstance(raw, (bool, np.bool_)):
+        raise source.error(f"param `{name}`{where}: expected a number, got {raw}", name)
+    if isinstance(raw, (int, float, np.integer, np.floating)):
+        return float(raw)
+    if isinstance(raw, np.ndarray) and raw.shape == ():
+        return float(raw)
+    if isinstance(raw, str) and raw.strip().lower() in ("inf", "+inf", "-inf", "infinity"):
+        return float(raw.strip().lower().replace("infinity", "inf"))
+    shown = json.dumps(raw) if _jsonable(raw) else repr(raw)
+    if len(shown) > 60:
+        shown = shown[:57] + "..."
+    raise source.error(f"param `{name}`{where}: expected a number, got {shown}", name)
+
+
+def _jsonable(raw) -> bool:
+    try:
+        json.dumps(raw)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def _fmt_path(path: list) -> str:
+    if not path:
+        return ""
+    return "[" + ", ".join(json.dumps(p) if isinstance(p, str) else str(p) for p in path) + "]"
+
+
+def describe_keys(keys: np.ndarray) -> str:
+    return "[" + ", ".join(str(element_of(k)) for k in keys) + "]"

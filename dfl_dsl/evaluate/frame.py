@@ -1,0 +1,169 @@
+"""Frames: the rows over which an indexed expression is evaluated at once.
+
+A frame is a table: one row per binding of its dummies, one int64 key column per dummy. An
+index `{i in S, (j, v) in ARCS, t in a .. b : FILTER}` extends its parent frame by joins:
+a cross join for a fixed set, a ragged expansion for a range whose bounds depend on dummies,
+and a sort-merge join (group by) for a tuple pattern whose components are already bound. Child
+rows stay grouped by parent row, so a reduction is a segment sum over contiguous rows.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from .elements import SetValue, combine_columns
+
+_bindings = itertools.count(1)
+
+
+@dataclass
+class Column:
+    """A dummy's keys, and where they came from (for direct positions into that set)."""
+
+    keys: np.ndarray
+    origin: SetValue | None = None
+    pos: np.ndarray | None = None  # row's position in `origin`
+    comp: int = 0  # which component of the origin's tuples
+    binding: int = 0  # same value for the components bound together by one pattern
+
+    def take(self, idx: np.ndarray) -> Column:
+        pos = self.pos[idx] if self.pos is not None else None
+        return Column(self.keys[idx], self.origin, pos, self.comp, self.binding)
+
+
+@dataclass
+class RowRanges:
+    """A range `lo .. hi` whose bounds differ per frame row."""
+
+    lo: np.ndarray
+    hi: np.ndarray
+
+
+class Frame:
+    def __init__(
+        self,
+        n: int,
+        columns: dict[str, Column] | None = None,
+        parent: Frame | None = None,
+        parent_idx: np.ndarray | None = None,
+    ) -> None:
+        self.n = n
+        self.columns = columns or {}
+        self.parent = parent
+        self.parent_idx = parent_idx
+        self._inherited: dict[str, Column] = {}
+
+    @staticmethod
+    def root() -> Frame:
+        return Frame(1)
+
+    def get(self, name: str) -> Column | None:
+        column = self.columns.get(name) or self._inherited.get(name)
+        if column is not None:
+            return column
+        if self.parent is None:
+            return None
+        outer = self.parent.get(name)
+        if outer is None:
+            return None
+        column = outer.take(self.parent_idx)
+        self._inherited[name] = column
+        return column
+
+    def names(self) -> list[str]:
+        outer = self.parent.names() if self.parent is not None else []
+        return outer + [n for n in self.columns if n not in outer]
+
+    def starts(self) -> np.ndarray:
+        """Row offsets of each parent row's group (length parent.n + 1)."""
+        assert self.parent is not None and self.parent_idx is not None
+        return np.searchsorted(self.parent_idx, np.arange(self.parent.n + 1)).astype(np.int64)
+
+    def take(self, idx: np.ndarray) -> Frame:
+        columns = {k: c.take(idx) for k, c in self.columns.items()}
+        parent_idx = self.parent_idx[idx] if self.parent_idx is not None else None
+        return Frame(len(idx), columns, self.parent, parent_idx)
+
+
+SetEvaluator = Callable[[object, Frame], "SetValue | RowRanges"]
+MaskEvaluator = Callable[[object, Frame], np.ndarray]
+
+
+def join(parent: Frame, items, filter_, eval_set: SetEvaluator, eval_mask: MaskEvaluator) -> Frame:
+    """The child frame of `parent` for an index's items and filter."""
+    frame = Frame(parent.n, {}, parent, np.arange(parent.n, dtype=np.int64))
+    for item in items:
+        the_set = eval_set(item.set, frame)
+        names = item.names or tuple(f"#{id(item)}:{k}" for k in range(_width(the_set)))
+        bound = [k for k, name in enumerate(names) if frame.get(name) is not None]
+        if isinstance(the_set, RowRanges):
+            frame = _expand_ranges(frame, names[0], the_set, bool(bound))
+        elif bound:
+            frame = _join_pattern(frame, names, bound, the_set)
+        else:
+            frame = _cross(frame, names, the_set)
+    if filter_ is not None:
+        mask = eval_mask(filter_, frame)
+        if not mask.all():
+            frame = frame.take(np.nonzero(mask)[0])
+    return frame
+
+
+def _width(the_set) -> int:
+    return 1 if isinstance(the_set, RowRanges) else the_set.dim
+
+
+def _extend(frame: Frame, rows: np.ndarray, new: dict[str, Column]) -> Frame:
+    columns = {k: c.take(rows) for k, c in frame.columns.items()}
+    columns.update(new)
+    return Frame(len(rows), columns, frame.parent, frame.parent_idx[rows])
+
+
+def _cross(frame: Frame, names, the_set: SetValue) -> Frame:
+    m = the_set.n
+    rows = np.repeat(np.arange(frame.n, dtype=np.int64), m)
+    pos = np.tile(np.arange(m, dtype=np.int64), frame.n)
+    binding = next(_bindings)
+    new = {
+        name: Column(the_set.keys[pos, k], the_set, pos, k, binding)
+        for k, name in enumerate(names)
+    }
+    return _extend(frame, rows, new)
+
+
+def _expand_ranges(frame: Frame, name: str, ranges: RowRanges, bound: bool) -> Frame:
+    lo = np.broadcast_to(ranges.lo, (frame.n,)).astype(np.int64)
+    hi = np.broadcast_to(ranges.hi, (frame.n,)).astype(np.int64)
+    if bound:  # `t in a .. b` with t already bound: a filter
+        keys = frame.get(name).keys
+        keep = np.nonzero((keys >= lo) & (keys <= hi))[0]
+        return _extend(frame, keep, {})
+    counts = np.maximum(hi - lo + 1, 0)
+    rows = np.repeat(np.arange(frame.n, dtype=np.int64), counts)
+    offsets = np.arange(len(rows), dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
+    return _extend(frame, rows, {name: Column(lo[rows] + offsets)})
+
+
+def _join_pattern(frame: Frame, names, bound: list[int], the_set: SetValue) -> Frame:
+    """Rows of `the_set` whose bound components equal the frame's dummies: a sort-merge join."""
+    row_keys = np.stack([frame.get(names[k]).keys for k in bound], axis=1)
+    set_codes, row_codes = combine_columns(the_set.keys[:, bound], row_keys)
+    order = np.argsort(set_codes, kind="stable")
+    ordered = set_codes[order]
+    first = np.searchsorted(ordered, row_codes, side="left")
+    last = np.searchsorted(ordered, row_codes, side="right")
+    counts = last - first
+    rows = np.repeat(np.arange(frame.n, dtype=np.int64), counts)
+    offsets = np.arange(len(rows), dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
+    pos = order[first[rows] + offsets]
+    binding = next(_bindings)
+    new = {
+        name: Column(the_set.keys[pos, k], the_set, pos, k, binding)
+        for k, name in enumerate(names)
+        if k not in bound
+    }
+    return _extend(frame, rows, new)

@@ -1,0 +1,247 @@
+"""Values of expressions inside a frame, and the vectorized algebra on them.
+
+A `Val` is numeric data (a numpy array), a `Poly` (affine/quadratic in z = [x; θ]) or an `NL`
+(nonlinear), each for all frame rows at once. `framed` says whether the value varies with the
+frame's rows (a leading axis of length frame.n); `shape` is the numpy-style shape of one row.
+Symbolic payloads store rows frame-major, then in C order of `shape`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from .nonlinear import NL, AtomNode
+from .poly import Poly
+
+Payload = np.ndarray | Poly | NL
+
+
+@dataclass
+class Val:
+    payload: object
+    framed: bool = False
+    shape: tuple[int, ...] = ()
+    kind: str = "num"  # "num" | "elem" | "bool" | "set"
+
+    @property
+    def symbolic(self) -> bool:
+        return isinstance(self.payload, (Poly, NL))
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+
+class EvalError(Exception):
+    """A data-dependent problem found while evaluating; the evaluator adds the position."""
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.hint = hint
+
+
+# ---------------------------------------------------------------------- alignment
+def out_shape(*vals: Val) -> tuple[int, ...]:
+    try:
+        return tuple(np.broadcast_shapes(*(v.shape for v in vals)))
+    except ValueError:
+        shapes = " and ".join(str(list(v.shape)) for v in vals)
+        raise EvalError(f"shapes {shapes} don't match") from None
+
+
+def aligned_array(v: Val, framed: bool, ndim: int, n: int) -> np.ndarray:
+    """`v`'s data reshaped to broadcast against (n, *shape) (framed) or shape (unframed)."""
+    a = np.asarray(v.payload)
+    if v.framed:
+        return a.reshape((n,) + (1,) * (ndim - len(v.shape)) + tuple(v.shape))
+    return a
+
+
+def index_map(v: Val, framed: bool, shape: tuple[int, ...], n: int) -> np.ndarray:
+    """For every row of the target layout, the row of `v` it reads (broadcasting)."""
+    lead = (n,) if v.framed else ((1,) if framed else ())
+    base = np.arange(v.size * (n if v.framed else 1), dtype=np.int64)
+    base = base.reshape(lead + (1,) * (len(shape) - len(v.shape)) + tuple(v.shape))
+    target = ((n,) if framed else ()) + tuple(shape)
+    return np.broadcast_to(base, target).ravel()
+
+
+def expand(v: Val, framed: bool, shape: tuple[int, ...], n: int, width: int) -> Poly | NL:
+    """`v` as a symbolic payload laid out over (frame?, shape)."""
+    payload = v.payload
+    if not isinstance(payload, (Poly, NL)):
+        arr = np.broadcast_to(
+            aligned_array(v, framed, len(shape), n), ((n,) if framed else ()) + tuple(shape)
+        )
+        return Poly.constant(arr, width)
+    rows_now = v.size * (n if v.framed else 1)
+    rows_want = math.prod(shape) * (n if framed else 1)
+    if rows_now == rows_want and (v.framed == framed) and tuple(v.shape) == tuple(shape):
+        return payload
+    return payload.take(index_map(v, framed, shape, n))
+
+
+def flat_data(v: Val, framed: bool, shape: tuple[int, ...], n: int) -> np.ndarray:
+    target = ((n,) if framed else ()) + tuple(shape)
+    return np.broadcast_to(aligned_array(v, framed, len(shape), n), target).ravel()
+
+
+# ---------------------------------------------------------------------- arithmetic
+def add(a: Val, b: Val, n: int, width: int, sign: float = 1.0) -> Val:
+    shape = out_shape(a, b)
+    framed = a.framed or b.framed
+    if not a.symbolic and not b.symbolic:
+        left = aligned_array(a, framed, len(shape), n)
+        right = aligned_array(b, framed, len(shape), n)
+        return Val(left + right if sign > 0 else left - right, framed, shape)
+    left = expand(a, framed, shape, n, width)
+    right = expand(b, framed, shape, n, width)
+    if sign < 0:
+        right = right.scale(-1.0)
+    total = right + left if isinstance(right, NL) and not isinstance(left, NL) else left + right
+    return Val(total, framed, shape)
+
+
+def multiply(a: Val, b: Val, n: int, width: int) -> Val:
+    shape = out_shape(a, b)
+    framed = a.framed or b.framed
+    if not a.symbolic and not b.symbolic:
+        left = aligned_array(a, framed, len(shape), n)
+        right = aligned_array(b, framed, len(shape), n)
+        return Val(left * right, framed, shape)
+    if not a.symbolic or not b.symbolic:
+        data, sym = (a, b) if not a.symbolic else (b, a)
+        factor = flat_data(data, framed, shape, n).astype(float)
+        return Val(expand(sym, framed, shape, n, width).scale(factor), framed, shape)
+    left = expand(a, framed, shape, n, width)
+    right = expand(b, framed, shape, n, width)
+    if isinstance(left, NL) or isinstance(right, NL):
+        raise EvalError("a product of two nonlinear expressions is not supported")
+    if left.degree + right.degree > 2:
+        raise EvalError("this product has degree > 2 in the variables and params")
+    return Val(left.times(right), framed, shape)
+
+
+def divide(a: Val, b: Val, n: int, width: int) -> Val:
+    if b.symbolic:
+        raise EvalError("can only divide by data")
+    shape = out_shape(a, b)
+    framed = a.framed or b.framed
+    divisor = aligned_array(b, framed, len(shape), n).astype(float)
+    if np.any(divisor == 0):
+        raise EvalError("division by zero")
+    if not a.symbolic:
+        return Val(aligned_array(a, framed, len(shape), n) / divisor, framed, shape)
+    factor = 1.0 / np.broadcast_to(divisor, ((n,) if framed else ()) + shape).ravel()
+    return Val(expand(a, framed, shape, n, width).scale(factor), framed, shape)
+
+
+def negate(a: Val) -> Val:
+    if a.symbolic:
+        return Val(a.payload.scale(-1.0), a.framed, a.shape)
+    return Val(-np.asarray(a.payload), a.framed, a.shape)
+
+
+def transpose(a: Val, n: int) -> Val:
+    if len(a.shape) < 2:
+        return a
+    shape = tuple(reversed(a.shape))
+    if not a.symbolic:
+        arr = np.asarray(a.payload)
+        axes = tuple(range(arr.ndim))
+        lead = 1 if a.framed else 0
+        return Val(arr.transpose(axes[:lead] + tuple(reversed(axes[lead:]))), a.framed, shape)
+    lead = (n,) if a.framed else ()
+    idx = np.arange(a.size * (n if a.framed else 1)).reshape(lead + a.shape)
+    perm = tuple(range(len(lead))) + tuple(reversed(range(len(lead), idx.ndim)))
+    return Val(a.payload.take(idx.transpose(perm).ravel()), a.framed, shape)
+
+
+def matmul(a: Val, b: Val, n: int, width: int) -> Val:
+    """numpy `@` semantics on vectors and matrices, for data and symbolic operands."""
+    if not a.shape or not b.shape:
+        raise EvalError("`@` needs vectors or matrices")
+    if a.shape[-1] != b.shape[0]:
+        raise EvalError(f"shape mismatch in `@`: {list(a.shape)} @ {list(b.shape)}")
+    k = a.shape[-1]
+    left_rows, right_cols = a.shape[:-1], b.shape[1:]
+    shape = tuple(left_rows) + tuple(right_cols)
+    framed = a.framed or b.framed
+    if not a.symbolic and not b.symbolic:
+        return Val(_einsum_matmul(a, b, n, framed), framed, shape)
+    # fast path: a fixed data matrix times an unframed symbolic operand is a sparse row map
+    if not framed and (not a.symbolic or not b.symbolic):
+        i = math.prod(left_rows)
+        j = math.prod(right_cols)
+        if not a.symbolic:
+            mat = sp.csr_array(np.asarray(a.payload, dtype=float).reshape(i, k))
+            m = sp.kron(mat, sp.identity(j, format="csr"), format="csr")
+            return Val(b.payload.rowmap(m), False, shape)
+        mat = sp.csr_array(np.asarray(b.payload, dtype=float).reshape(k, j).T)
+        m = sp.kron(sp.identity(i, format="csr"), mat, format="csr")
+        return Val(a.payload.rowmap(m), False, shape)
+    # general path: out[f, i, j] = Σ_k a[f, i, k] b[f, k, j], as a product then a segment sum
+    i, j = math.prod(left_rows), math.prod(right_cols)
+    lead = n if framed else 1
+    f_idx = np.arange(lead).reshape(lead, 1, 1, 1)
+    ii = np.arange(i).reshape(1, i, 1, 1)
+    jj = np.arange(j).reshape(1, 1, j, 1)
+    kk = np.arange(k).reshape(1, 1, 1, k)
+    a_rows = ((f_idx if a.framed else 0) * (i * k) + ii * k + kk) + 0 * jj
+    b_rows = ((f_idx if b.framed else 0) * (k * j) + kk * j + jj) + 0 * ii
+    total = lead * i * j * k
+    a_exp = Val(_take_any(a, a_rows.ravel()), False, (total,))
+    b_exp = Val(_take_any(b, b_rows.ravel()), False, (total,))
+    prod = multiply(a_exp, b_exp, n, width)
+    starts = np.arange(0, lead * i * j * k + 1, k, dtype=np.int64)
+    return Val(segment_sum(prod.payload, starts), framed, shape)
+
+
+def _take_any(v: Val, rows: np.ndarray):
+    if v.symbolic:
+        return v.payload.take(rows)
+    return np.asarray(v.payload, dtype=float).ravel()[rows]
+
+
+def _einsum_matmul(a: Val, b: Val, n: int, framed: bool) -> np.ndarray:
+    la, lb = len(a.shape), len(b.shape)
+    left = "ik"[2 - la:] if la <= 2 else None
+    right = "kj"[: lb] if lb <= 2 else None
+    if left is None or right is None:
+        raise EvalError("`@` works on vectors and matrices only")
+    out = left.replace("k", "") + right.replace("k", "")
+    spec_a = ("f" if a.framed else "") + left
+    spec_b = ("f" if b.framed else "") + right
+    spec_o = ("f" if framed else "") + out
+    return np.einsum(f"{spec_a},{spec_b}->{spec_o}", np.asarray(a.payload), np.asarray(b.payload))
+
+
+def segment_sum(payload, starts: np.ndarray):
+    if isinstance(payload, (Poly, NL)):
+        return payload.segment_sum(starts)
+    payload = np.asarray(payload)
+    if len(payload) == 0:
+        return np.zeros(len(starts) - 1, dtype=payload.dtype)
+    sums = np.add.reduceat(payload, np.minimum(starts[:-1], len(payload) - 1))
+    return np.where(starts[:-1] == starts[1:], 0, sums)
+
+
+def reduce_shape(v: Val, n: int, width: int, how: str = "sum") -> Val:
+    """Sum (or another reduction) over the whole per-row array, keeping the frame axis."""
+    g = v.size
+    if not v.symbolic:
+        arr = np.asarray(v.payload)
+        axes = tuple(range(1 if v.framed else 0, arr.ndim))
+        fn = {"sum": np.sum, "max": np.max, "min": np.min}[how]
+        return Val(fn(arr, axis=axes) if axes else arr, v.framed, ())
+    rows = g * (n if v.framed else 1)
+    starts = np.arange(0, rows + 1, max(g, 1), dtype=np.int64) if g else np.zeros(
+        (n if v.framed else 1) + 1, dtype=np.int64)
+    if how == "sum":
+        return Val(v.payload.segment_sum(starts), v.framed, ())
+    node = AtomNode(how, (v.payload,), len(starts) - 1, starts)
+    return Val(NL.of(node, width), v.framed, ())

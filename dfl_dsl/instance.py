@@ -1,0 +1,81 @@
+"""An Instance: a model with its data bound — what solving, layers and training start from."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .data import DataSource
+from .evaluate.entities import Entity
+from .evaluate.evaluator import Context, Evaluator
+from .evaluate.frame import Frame
+
+
+@dataclass
+class Instance:
+    model: object  # dfl_dsl.model.Model
+    ctx: Context
+    evaluator: Evaluator
+    constraint_frames: dict[str, Frame]
+    source: DataSource
+
+    # ------------------------------------------------------------------ what is bound
+    @property
+    def klass(self):
+        return self.model.klass
+
+    @property
+    def sets(self):
+        return self.ctx.sets
+
+    def entity(self, name: str) -> Entity:
+        return self.ctx.entities[name]
+
+    def entities(self, kind: str) -> list[Entity]:
+        return [e for e in self.ctx.entities.values() if e.kind == kind]
+
+    @property
+    def variables(self) -> list[Entity]:
+        return self.entities("var")
+
+    @property
+    def thetas(self) -> list[Entity]:
+        """`predicted` and `uncertain` params: the symbols after the variables in z."""
+        return self.entities("theta")
+
+    @property
+    def predicted(self) -> list[Entity]:
+        return [e for e in self.thetas if e.decl.is_predicted]
+
+    @property
+    def uncertain(self) -> list[Entity]:
+        return [e for e in self.thetas if e.decl.is_uncertain]
+
+    @property
+    def n_vars(self) -> int:
+        return sum(v.size for v in self.variables)
+
+    @property
+    def width(self) -> int:
+        return self.ctx.width
+
+    def row_counts(self) -> dict[str, int]:
+        return {name: frame.n for name, frame in self.constraint_frames.items()}
+
+    def unknown_data_keys(self) -> list[str]:
+        declared = set(self.model.symbols)
+        return sorted(k for k in self.source.values if k not in declared and k != "features")
+
+    def theta_values(self) -> np.ndarray | None:
+        """θ from the data: predicted values and, for uncertain params, scenario 0 (None when
+        the data doesn't give every predicted param)."""
+        parts = []
+        for entity in self.thetas:
+            if "value" in entity.extra:
+                parts.append(entity.extra["value"])
+            elif "scenarios" in entity.extra:
+                parts.append(entity.extra["scenarios"][0])
+            else:
+                return None
+        return np.concatenate(parts) if parts else np.zeros(0)
