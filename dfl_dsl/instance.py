@@ -60,8 +60,13 @@ class Instance:
     def width(self) -> int:
         return self.ctx.width
 
-    def row_counts(self) -> dict[str, int]:
-        return {name: frame.n for name, frame in self.constraint_frames.items()}
+    def compile(self):
+        """Evaluate the objective and constraints (cached): see `compile.expand`."""
+        if not hasattr(self, "_expanded"):
+            from .compile.expand import expand_model
+
+            self._expanded = expand_model(self)
+        return self._expanded
 
     def unknown_data_keys(self) -> list[str]:
         declared = set(self.model.symbols)

@@ -103,10 +103,9 @@ class Poly:
         return Poly(m @ self.const, (m @ self.lin).tocsr(), quad, self.pairs)
 
     def segment_sum(self, starts: np.ndarray) -> Poly:
-        const = np.add.reduceat(self.const, starts[:-1]) if self.rows else np.zeros(len(starts) - 1)
-        empty = starts[:-1] == starts[1:]
-        if empty.any():
-            const = np.where(empty, 0.0, const)
+        groups = len(starts) - 1
+        owner = np.repeat(np.arange(groups), np.diff(starts))
+        const = np.bincount(owner, weights=self.const, minlength=groups)
         quad = segment_sum_rows(self.quad, starts) if self.quad is not None else None
         return Poly(const, segment_sum_rows(self.lin, starts), quad, self.pairs)
 

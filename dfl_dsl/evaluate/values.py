@@ -70,8 +70,20 @@ def index_map(v: Val, framed: bool, shape: tuple[int, ...], n: int) -> np.ndarra
     return np.broadcast_to(base, target).ravel()
 
 
+def unframe(v: Val, n: int) -> Val:
+    """A framed value in a one-row frame (the root) as a frame-free value."""
+    if not v.framed:
+        return v
+    if n != 1:
+        raise EvalError("this value varies with the index here, but must not")
+    payload = v.payload if v.symbolic else np.asarray(v.payload).reshape(v.shape)
+    return Val(payload, False, v.shape, v.kind)
+
+
 def expand(v: Val, framed: bool, shape: tuple[int, ...], n: int, width: int) -> Poly | NL:
     """`v` as a symbolic payload laid out over (frame?, shape)."""
+    if v.framed and not framed:
+        v = unframe(v, n)
     payload = v.payload
     if not isinstance(payload, (Poly, NL)):
         arr = np.broadcast_to(
@@ -86,6 +98,8 @@ def expand(v: Val, framed: bool, shape: tuple[int, ...], n: int, width: int) -> 
 
 
 def flat_data(v: Val, framed: bool, shape: tuple[int, ...], n: int) -> np.ndarray:
+    if v.framed and not framed:
+        v = unframe(v, n)
     target = ((n,) if framed else ()) + tuple(shape)
     return np.broadcast_to(aligned_array(v, framed, len(shape), n), target).ravel()
 
@@ -224,10 +238,10 @@ def segment_sum(payload, starts: np.ndarray):
     if isinstance(payload, (Poly, NL)):
         return payload.segment_sum(starts)
     payload = np.asarray(payload)
-    if len(payload) == 0:
-        return np.zeros(len(starts) - 1, dtype=payload.dtype)
-    sums = np.add.reduceat(payload, np.minimum(starts[:-1], len(payload) - 1))
-    return np.where(starts[:-1] == starts[1:], 0, sums)
+    groups = len(starts) - 1
+    owner = np.repeat(np.arange(groups), np.diff(starts))
+    sums = np.bincount(owner, weights=payload, minlength=groups)
+    return sums.astype(payload.dtype) if payload.dtype.kind in "iu" else sums
 
 
 def reduce_shape(v: Val, n: int, width: int, how: str = "sum") -> Val:

@@ -1,0 +1,1 @@
+"""From a bound instance to canonical forms, by a chain of small reductions."""

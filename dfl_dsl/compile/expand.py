@@ -1,0 +1,119 @@
+"""Evaluate the objective and every constraint over their frames: the first compile step.
+
+A constraint `lhs OP rhs` becomes rows `lo <= body <= hi` with body = lhs - rhs (or, for a chain
+`a <= e <= b`, body = e); an `expr` macro is expanded where it is used (the evaluator evaluates
+it once over its own index and gathers the rows each use needs).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import ast
+from ..evaluate.elements import format_key
+from ..evaluate.frame import Frame
+from ..evaluate.nonlinear import NL
+from ..evaluate.poly import Poly
+from ..evaluate.values import Val, add, expand, flat_data
+
+
+@dataclass
+class Rows:
+    """One constraint's rows: lo <= body <= hi, row-wise."""
+
+    name: str
+    frame: Frame
+    shape: tuple[int, ...]
+    body: Poly | NL
+    lo: np.ndarray | Poly
+    hi: np.ndarray | Poly
+    dummies: list[str]
+
+    @property
+    def count(self) -> int:
+        return self.body.rows
+
+    def labels(self) -> list[str]:
+        """`name[GARY]`-style labels, one per row."""
+        per = math.prod(self.shape)
+        if self.dummies:
+            keys = np.stack([self.frame.get(d).keys for d in self.dummies], axis=1)
+            frame_labels = [format_key(k) for k in keys]
+        else:
+            frame_labels = [""] * self.frame.n
+        if per == 1 and not self.shape:
+            return [self.name + f for f in frame_labels]
+        inner = [str(list(ix)) for ix in np.ndindex(*self.shape)] if self.shape else [""]
+        return [self.name + f + i for f in frame_labels for i in inner]
+
+
+@dataclass
+class Expanded:
+    sense: str  # "minimize" | "maximize"
+    objective: Poly | NL
+    constraints: list[Rows]
+
+    def row_counts(self) -> dict[str, int]:
+        return {r.name: r.count for r in self.constraints}
+
+
+def expand_model(inst) -> Expanded:
+    ev = inst.evaluator
+    width = inst.width
+    objective_decl = inst.model.objective
+    root = Frame.root()
+    if objective_decl is None:
+        sense, objective = "minimize", Poly.zeros(1, width)
+    else:
+        sense = objective_decl.sense
+        value = ev.number(objective_decl.body, root)
+        objective = expand(value, False, (), 1, width)
+    rows = [_constraint(inst, c) for c in inst.model.constraints]
+    return Expanded(sense, objective, rows)
+
+
+def _constraint(inst, decl: ast.Constraint) -> Rows:
+    ev = inst.evaluator
+    frame = inst.constraint_frames[decl.name]
+    body = decl.body
+    assert isinstance(body, ast.Compare)
+    n, width = frame.n, inst.width
+    vals = [ev.number(o, frame) for o in body.operands]
+    dummies = [d for d in _dummies(decl.index)]
+    if len(vals) == 3:
+        middle = vals[1]
+        lo_v, hi_v = (vals[0], vals[2]) if body.ops[0] == "<=" else (vals[2], vals[0])
+        shape = tuple(np.broadcast_shapes(middle.shape, lo_v.shape, hi_v.shape))
+        framed = True
+        payload = expand(middle, framed, shape, n, width)
+        lo = _side(lo_v, shape, n, width)
+        hi = _side(hi_v, shape, n, width)
+        return Rows(decl.name, frame, shape, payload, lo, hi, dummies)
+    diff = add(vals[0], vals[1], n, width, sign=-1.0)
+    shape = diff.shape
+    payload = expand(diff, True, shape, n, width)
+    rows = payload.rows
+    zero = np.zeros(rows)
+    op = body.ops[0]
+    lo = zero if op in ("==", ">=") else np.full(rows, -np.inf)
+    hi = zero if op in ("==", "<=") else np.full(rows, np.inf)
+    return Rows(decl.name, frame, shape, payload, lo, hi, dummies)
+
+
+def _side(v: Val, shape, n: int, width: int) -> np.ndarray | Poly:
+    if v.symbolic:
+        return expand(v, True, shape, n, width)
+    return flat_data(v, True, shape, n).astype(float)
+
+
+def _dummies(index: ast.Index | None) -> list[str]:
+    if index is None or isinstance(index, ast.ShapeIndex):
+        return []
+    seen: list[str] = []
+    for name in index.dummies:
+        if name not in seen:
+            seen.append(name)
+    return seen
