@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .data import DataSource
+from .errors import DflError
 from .evaluate.entities import Entity
 from .evaluate.evaluator import Context, Evaluator
 from .evaluate.frame import Frame
@@ -71,6 +72,36 @@ class Instance:
     def unknown_data_keys(self) -> list[str]:
         declared = set(self.model.symbols)
         return sorted(k for k in self.source.values if k not in declared and k != "features")
+
+    def linear_form(self):
+        """The LP/MILP/QP standard form (cached): see `compile.linear`."""
+        if not hasattr(self, "_linear"):
+            from .compile.linear import build_linear
+
+            self._linear = build_linear(self)
+        return self._linear
+
+    def theta_for_solve(self) -> np.ndarray:
+        """θ from the data, or an error naming the predicted param the data doesn't give."""
+        for entity in self.predicted:
+            if "value" not in entity.extra:
+                raise DflError(
+                    f"predicted param `{entity.name}` has no value in the data; give one to "
+                    "solve (at train time a network supplies it)",
+                    filename=self.source.filename,
+                )
+        theta = self.theta_values()
+        return theta if theta is not None else np.zeros(self.width - self.n_vars)
+
+    def solve(self, backend: str = "auto", *, time_limit: float | None = None,
+              seed: int | None = None, **options):
+        """Solve with `backend` (auto: the best for the model's class) -> Solution."""
+        from .backends import load_backend, pick
+
+        name = pick(self.klass, backend)
+        return load_backend(name).solve_instance(
+            self, time_limit=time_limit, seed=seed, **options
+        )
 
     def theta_values(self) -> np.ndarray | None:
         """θ from the data: predicted values and, for uncertain params, scenario 0 (None when

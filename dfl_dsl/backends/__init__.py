@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from importlib import import_module
 
-# name -> (module, classes it accepts)
-REGISTRY: dict[str, tuple[str, frozenset[str]]] = {}
+# name -> (module, classes it accepts); modules are imported only when used
+REGISTRY: dict[str, tuple[str, frozenset[str]]] = {
+    "highs": ("highs", frozenset({"LP", "MILP", "QP"})),
+}
 
 # for each class, the backends to try, best first (only registered ones are offered)
 PREFERENCE: dict[str, tuple[str, ...]] = {
@@ -24,6 +26,34 @@ def accepting(klass) -> list[str]:
     names = [b for b in PREFERENCE.get(klass.name, ()) if b in REGISTRY]
     accepted = {klass.name, *klass.tags}
     return [b for b in names if REGISTRY[b][1] & accepted]
+
+
+def pick(klass, requested: str = "auto") -> str:
+    """The backend to use: the best for the class, or the one asked for if it can."""
+    from ..errors import DflError
+
+    able = accepting(klass)
+    if requested == "auto":
+        if not able:
+            raise DflError(
+                f"no installed backend solves a {klass.name} model yet",
+                hint="see `dfl check` for the model's class",
+            )
+        return able[0]
+    if requested not in REGISTRY and requested not in _PLANNED:
+        raise DflError(
+            f"unknown backend `{requested}`",
+            hint="choose one of: auto, " + ", ".join(sorted(set(REGISTRY) | _PLANNED)),
+        )
+    if requested not in able:
+        hint = f"`--backend {able[0]}` can" if able else "no installed backend can yet"
+        raise DflError(
+            f"backend `{requested}` doesn't accept a {klass.name} model", hint=hint
+        )
+    return requested
+
+
+_PLANNED = {"cvxpy", "pyomo", "highs", "flexqp", "obcd", "fw", "aapga"}
 
 
 def load_backend(name: str):

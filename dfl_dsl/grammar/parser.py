@@ -10,7 +10,7 @@ from __future__ import annotations
 from functools import cache
 from importlib import resources
 
-from lark import Lark, Token, Transformer, v_args
+from lark import Lark, Token, Transformer_NonRecursive, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from .. import ast
@@ -23,6 +23,17 @@ KEYWORDS = frozenset(
 )
 _OPENERS = {"(": ")", "[": "]", "{": "}"}
 _CLOSERS = {v: k for k, v in _OPENERS.items()}
+# Statements start with these; none of them can continue an expression.
+_STATEMENT_STARTS = frozenset(
+    "SET PARAM VAR EXPR MODEL MINIMIZE MAXIMIZE SUBJECT ST".split()
+)
+# Tokens an expression can end with (for the "missing operator" hint).
+_OPERAND_ENDS = frozenset("NAME NUMBER STRING INF RPAR RSQB RBRACE TRANSPOSE".split())
+_OPERAND_STARTS = frozenset("NAME NUMBER STRING INF LPAR".split())
+
+# Deeper expressions are refused: every later stage (checker, binder, compiler) walks the tree
+# recursively, and a pathological model must end in an error, not in a RecursionError.
+MAX_NESTING = 100
 
 
 @cache
@@ -54,7 +65,7 @@ def _number(text: str) -> int | float:
 
 
 @v_args(meta=True)
-class _ToAst(Transformer):
+class _ToAst(Transformer_NonRecursive):
     """Parse tree -> frozen AST dataclasses, each with its source position."""
 
     # ------------------------------------------------------------ statements
@@ -196,6 +207,13 @@ class _ToAst(Transformer):
     def binop(self, meta, c):
         return ast.BinOp(str(c[1]), c[0], c[2], pos=_pos(meta))
 
+    def binop_neg(self, meta, c):
+        """`a * -sum{...} b`: the reduction is negated, then multiplied."""
+        minus, reduction = c[2], c[3]
+        end = reduction.pos
+        neg = ast.Neg(reduction, pos=ast.Pos(minus.line, minus.column, end.end_line, end.end_column))
+        return ast.BinOp(str(c[1]), c[0], neg, pos=_pos(meta))
+
     def neg(self, meta, c):
         operand = c[1]
         if isinstance(operand, ast.Number):  # fold `-3` into a literal
@@ -248,7 +266,30 @@ def parse(text: str, filename: str = "<string>") -> ast.Model:
     except UnexpectedInput as exc:
         raise _syntax_error(exc, text).located(filename, text) from None
     statements = _ToAst().transform(tree)
+    try:
+        _check_nesting(statements)
+    except DflError as exc:
+        raise exc.located(filename, text) from None
     return ast.Model(tuple(statements), source=text, filename=filename)
+
+
+def _check_nesting(statements: list[ast.Statement]) -> None:
+    """Refuse expressions nested more than `MAX_NESTING` deep (iteratively: no recursion)."""
+    stack: list[tuple[ast.Node, int]] = [(s, 0) for s in statements]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_NESTING:
+            raise DflError(
+                f"this expression is nested too deeply (more than {MAX_NESTING} levels)",
+                node.pos,
+                hint="split it into named parts with `expr NAME = ...;`, "
+                "and write long sums as `sum{...}`",
+            )
+        for value in node.__dict__.values():
+            if isinstance(value, ast.Node):
+                stack.append((value, depth + 1))
+            elif isinstance(value, tuple):
+                stack.extend((v, depth + 1) for v in value if isinstance(v, ast.Node))
 
 
 # ---------------------------------------------------------------- friendly syntax errors
@@ -339,16 +380,46 @@ def _bracket_error(text: str) -> DflError | None:
 
 
 def _syntax_error(exc: UnexpectedInput, text: str) -> DflError:
+    """The first mistake in the text: a bracket problem or the parser's own complaint."""
+    error = _parser_error(exc, text)
     bracket = _bracket_error(text)
-    if bracket is not None:
+    if bracket is not None and _order(bracket.pos) <= _order(error.pos):
         return bracket
-    if isinstance(exc, UnexpectedCharacters):
-        char = text[exc.pos_in_stream] if exc.pos_in_stream < len(text) else "?"
-        pos = ast.Pos(exc.line, exc.column, exc.line, exc.column + 1)
-        if char == '"':
-            return DflError("unterminated string", pos, hint='close it with `"` on the same line')
-        return DflError(f"unexpected character `{char}`", pos)
+    return error
 
+
+def _order(pos: ast.Pos) -> tuple[int, int]:
+    return pos.line, pos.column
+
+
+def _after(token: Token) -> ast.Pos:
+    """The position just after `token` (where a missing `;` belongs)."""
+    line = token.end_line or token.line
+    column = token.end_column or token.column + len(token)
+    return ast.Pos(line, column, line, column + 1)
+
+
+_CHARACTER_HINTS = {
+    "'": 'strings are written in double quotes: "GARY"',
+    "&": "write `and`",
+    "|": "write `or`",
+    "!": "write `not`, or `!=` for 'different from'",
+    "%": "there is no `%` operator",
+}
+
+
+def _character_error(exc: UnexpectedCharacters, text: str) -> DflError:
+    char = text[exc.pos_in_stream] if exc.pos_in_stream < len(text) else "?"
+    pos = ast.Pos(exc.line, exc.column, exc.line, exc.column + 1)
+    if char == '"':
+        return DflError("unterminated string", pos, hint='close it with `"` on the same line')
+    shown = f"`{char}`" if char.isprintable() and not char.isspace() else f"U+{ord(char):04X}"
+    return DflError(f"unexpected character {shown}", pos, hint=_CHARACTER_HINTS.get(char))
+
+
+def _parser_error(exc: UnexpectedInput, text: str) -> DflError:
+    if isinstance(exc, UnexpectedCharacters):
+        return _character_error(exc, text)
     if isinstance(exc, UnexpectedEOF):
         token = None
         expected = set(exc.expected)
@@ -356,32 +427,62 @@ def _syntax_error(exc: UnexpectedInput, text: str) -> DflError:
         assert isinstance(exc, UnexpectedToken)
         token = exc.token
         expected = set(exc.expected) if exc.expected else set()
+    if token is not None and token.type == "$END":
+        token = None
 
-    line = token.line if token is not None and token.type != "$END" else None
-    column = token.column if line is not None else None
-    if line is None:
-        lines = text.splitlines() or [""]
-        line, column = len(lines), len(lines[-1]) + 1
+    if token is not None:
+        line, column = token.line, token.column
+    else:
+        line, column = text.count("\n") + 1, len(text) - text.rfind("\n")
     previous = _tokens_before(text, line, column)
     last = previous[-1] if previous else None
+    statement = _current_statement(previous)
 
     if "SEMICOLON" in expected and last is not None and (
-        token is None or token.type == "$END" or token.line > last.end_line
+        token is None or token.line > last.end_line or token.type in _STATEMENT_STARTS
     ):
-        pos = ast.Pos(last.end_line, last.end_column, last.end_line, last.end_column + 1)
-        return DflError(f"missing `;` after `{last}`", pos, hint="every statement ends with `;`")
-
-    if token is None or token.type == "$END":
-        pos = ast.Pos(line, column, line, column + 1)
+        return DflError(
+            f"missing `;` after `{last}`", _after(last), hint="every statement ends with `;`"
+        )
+    if token is None:
+        pos = _after(last) if last is not None else ast.Pos(line, column, line, column + 1)
         return DflError("unexpected end of file: the last statement is unfinished", pos)
 
     pos = _pos(token)
-    if str(token) in KEYWORDS and "NAME" in expected:
+    word = str(token)
+    paren_sum = _reduction_in_parens(statement)
+    if paren_sum is not None:
         return DflError(
-            f"`{token}` is a reserved word and can't be used as a name",
-            pos,
-            hint=f"rename it, e.g. `{token}_`",
+            f"`{paren_sum}(...)` takes a whole array; a reduction over an index is written "
+            f"with braces",
+            _pos(paren_sum),
+            hint=f"write `{paren_sum}{{i in SET}} ...`",
         )
+    if (
+        last is not None
+        and last.type in ("SUM", "MAX", "MIN")
+        and expected
+        and expected <= {"LPAR", "LBRACE"}
+    ):
+        return DflError(
+            f"`{last}` is a reserved word and can't be used as a name",
+            _pos(last),
+            hint=f"rename it, e.g. `{last}_`",
+        )
+    if word in KEYWORDS and token.type != "NAME":
+        if word in ("if", "not") and "LPAR" in expected:
+            construct = "if ... then ... else ..." if word == "if" else "not ..."
+            return DflError(
+                f"`{word}` can't appear here without parentheses",
+                pos,
+                hint=f"write `({construct})`",
+            )
+        if "NAME" in expected:
+            return DflError(
+                f"`{token}` is a reserved word and can't be used as a name",
+                pos,
+                hint=f"rename it, e.g. `{token}_`",
+            )
     wanted = sorted({_describe_terminal(name) for name in expected})
     if len(wanted) > 6:
         wanted = wanted[:6] + ["..."]
@@ -389,6 +490,37 @@ def _syntax_error(exc: UnexpectedInput, text: str) -> DflError:
     if wanted:
         message += "; expected " + ", ".join(wanted)
     hint = None
-    if str(token) == "=" and "EQ" in expected:
+    if word == "=" and last is not None and str(last) == ":" and _order(_after(last)) == _order(pos):
+        hint = "write `=`, not `:=`"
+    elif word == "=" and "EQ" in expected:
         hint = "use `==` to compare"
+    elif (
+        last is not None
+        and token.type in _OPERAND_STARTS
+        and last.type in _OPERAND_ENDS
+        and {"PLUS", "STAR"} & expected
+    ):
+        hint = f"is an operator missing between `{last}` and `{token}`?"
     return DflError(message, pos, hint=hint)
+
+
+def _current_statement(previous: list[Token]) -> list[Token]:
+    """The tokens of the statement being parsed (after the last `;`)."""
+    for k in range(len(previous) - 1, -1, -1):
+        if previous[k].type == "SEMICOLON":
+            return previous[k + 1 :]
+    return previous
+
+
+def _reduction_in_parens(tokens: list[Token]) -> Token | None:
+    """`sum(i in I)`: the AMPL index written in parentheses."""
+    types = [t.type for t in tokens]
+    for k in range(len(tokens) - 3):
+        if (
+            types[k] in ("SUM", "MAX", "MIN")
+            and types[k + 1] == "LPAR"
+            and types[k + 2 : k + 4] in (["NAME", "IN"], ["LPAR", "NAME"])
+            and "IN" in types[k + 2 : k + 12]
+        ):
+            return tokens[k]
+    return None

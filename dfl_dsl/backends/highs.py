@@ -1,0 +1,208 @@
+"""HiGHS through highspy, directly: the model is handed over as arrays in one call (no
+per-element objects), kept, and re-solved after pushing only changed coefficients — the
+decision-focused-learning loop re-solves the same problem with a new predicted cost each time.
+(Huangfu & Hall, "Parallelizing the dual revised simplex method", Math. Prog. Comp. 2018.)
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import highspy
+import numpy as np
+import scipy.sparse as sp
+
+from ..compile.linear import LinearForm
+
+CLASSES = frozenset({"LP", "MILP", "QP"})
+INF = highspy.kHighsInf
+_quiet = False
+
+
+@contextmanager
+def _silenced_stdout():
+    """HiGHS prints a banner to the C stdout the first time a solver is made; keep `--json`
+    output clean."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    try:
+        yield
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(devnull)
+
+
+def new_highs() -> highspy.Highs:
+    global _quiet
+    if _quiet:
+        h = highspy.Highs()
+    else:
+        with _silenced_stdout():
+            h = highspy.Highs()
+        _quiet = True
+    h.setOptionValue("output_flag", False)
+    return h
+
+
+@dataclass
+class RawResult:
+    status: str  # optimal | feasible | infeasible | unbounded | error
+    x: np.ndarray | None
+    objective: float | None  # canonical (minimized) value
+    row_duals: np.ndarray | None = None
+    gap: float | None = None
+    message: str = ""
+    iis_rows: list[int] | None = None
+
+
+_STATUS = {
+    highspy.HighsModelStatus.kOptimal: "optimal",
+    highspy.HighsModelStatus.kInfeasible: "infeasible",
+    highspy.HighsModelStatus.kUnbounded: "unbounded",
+    highspy.HighsModelStatus.kUnboundedOrInfeasible: "infeasible_or_unbounded",
+    highspy.HighsModelStatus.kTimeLimit: "time_limit",
+    highspy.HighsModelStatus.kIterationLimit: "time_limit",
+    highspy.HighsModelStatus.kSolutionLimit: "time_limit",
+    highspy.HighsModelStatus.kModelEmpty: "optimal",
+}
+
+
+def _clip_inf(a: np.ndarray) -> np.ndarray:
+    return np.clip(np.asarray(a, dtype=float), -INF, INF)
+
+
+class HighsModel:
+    """A LinearForm loaded into HiGHS, ready to re-solve with new objective coefficients."""
+
+    def __init__(self, form: LinearForm, *, theta: np.ndarray | None = None,
+                 time_limit: float | None = None, seed: int | None = None,
+                 threads: int | None = None) -> None:
+        self.form = form
+        self.h = new_highs()
+        if time_limit is not None:
+            self.h.setOptionValue("time_limit", float(time_limit))
+        if seed is not None:
+            self.h.setOptionValue("random_seed", int(seed))
+        if threads is not None:
+            self.h.setOptionValue("threads", int(threads))
+        self._load(theta)
+        self._cols = np.arange(form.n, dtype=np.int32)
+
+    def _load(self, theta: np.ndarray | None) -> None:
+        form = self.form
+        c, c0 = form.objective_at(theta)
+        A, rl, ru = form.rows_at(theta)
+        csc = sp.csc_array(A)
+        csc.sort_indices()
+        integrality = np.where(form.integer, 1, 0).astype(np.int32)
+        args = (
+            form.n, form.m, csc.nnz,
+        )
+        common = (
+            float(c0), c, _clip_inf(form.lb), _clip_inf(form.ub), _clip_inf(rl), _clip_inf(ru),
+            csc.indptr.astype(np.int32), csc.indices.astype(np.int32), csc.data.astype(float),
+        )
+        col = highspy.MatrixFormat.kColwise
+        minimize = highspy.ObjSense.kMinimize
+        if form.is_qp:
+            lower = sp.tril(form.P, format="csc")
+            lower.sort_indices()
+            self.h.passModel(
+                *args, lower.nnz, col, highspy.HessianFormat.kTriangular, minimize, *common,
+                lower.indptr.astype(np.int32), lower.indices.astype(np.int32),
+                lower.data.astype(float), integrality,
+            )
+        else:
+            self.h.passModel(*args, col, minimize, *common, integrality)
+
+    def set_objective(self, c: np.ndarray, c0: float = 0.0) -> None:
+        """Push a new cost vector (the only change when a prediction changes)."""
+        self.h.changeColsCost(self.form.n, self._cols, np.asarray(c, dtype=float))
+        self.h.changeObjectiveOffset(float(c0))
+
+    def solve(self, *, want_duals: bool = True) -> RawResult:
+        h = self.h
+        h.run()
+        model_status = h.getModelStatus()
+        status = _STATUS.get(model_status, "error")
+        info = h.getInfo()
+        x = obj = duals = gap = None
+        has_solution = info.primal_solution_status == 2  # kSolutionStatusFeasible
+        if status == "time_limit":
+            status = "feasible" if has_solution else "error"
+        if has_solution and status in ("optimal", "feasible"):
+            sol = h.getSolution()
+            x = np.asarray(sol.col_value, dtype=float)
+            obj = float(info.objective_function_value)
+            if want_duals and not self.form.is_mip and sol.dual_valid:
+                duals = np.asarray(sol.row_dual, dtype=float)
+            if self.form.is_mip:
+                gap = float(info.mip_gap)
+        message = h.modelStatusToString(model_status)
+        result = RawResult(status, x, obj, duals, gap, message)
+        if status == "infeasible" and not self.form.is_mip:
+            result.iis_rows = self._iis()
+        return result
+
+    def _iis(self) -> list[int] | None:
+        try:
+            status, iis = self.h.getIis()
+        except Exception:  # older highspy without IIS support
+            return None
+        rows = list(getattr(iis, "row_index_", []) or [])
+        return [int(r) for r in rows] or None
+
+
+def solve(form: LinearForm, *, theta=None, time_limit=None, seed=None) -> tuple[RawResult, float]:
+    start = time.perf_counter()
+    model = HighsModel(form, theta=theta, time_limit=time_limit, seed=seed)
+    result = model.solve()
+    return result, time.perf_counter() - start
+
+
+def solve_instance(inst, *, time_limit=None, seed=None, **_):
+    """Solve a bound instance with HiGHS -> Solution (values in the model's names)."""
+    from ..solution import Solution
+
+    start = time.perf_counter()
+    form = inst.linear_form()
+    theta = inst.theta_for_solve()
+    model = HighsModel(form, theta=theta, time_limit=time_limit, seed=seed)
+    raw = model.solve()
+    return to_solution(inst, form, raw, "highs", time.perf_counter() - start, Solution)
+
+
+def to_solution(inst, form: LinearForm, raw: RawResult, backend: str, elapsed: float, cls):
+    """RawResult (canonical, minimized) -> Solution (the model's sense and names)."""
+    objective = form.model_objective(raw.objective) if raw.objective is not None else None
+    x = raw.x[: form.n_model] if raw.x is not None else None
+    duals = None
+    if raw.row_duals is not None:
+        duals = {}
+        for name, start, count in form.row_names:
+            if not name.startswith("#") and "@" not in name:
+                duals[name] = form.sign * raw.row_duals[start : start + count]
+    solution = cls(raw.status, objective, x, backend, elapsed, inst, raw.gap, duals, raw.message)
+    if raw.iis_rows:
+        solution.extra["iis"] = _row_labels(inst, form, raw.iis_rows)
+    return solution
+
+
+def _row_labels(inst, form: LinearForm, rows: list[int]) -> list[str]:
+    labels = []
+    ex = inst.compile()
+    by_name = {r.name: r for r in ex.constraints}
+    for row in rows:
+        for name, start, count in form.row_names:
+            if start <= row < start + count:
+                block = by_name.get(name)
+                labels.append(block.labels()[row - start] if block else name)
+                break
+    return labels

@@ -1,0 +1,305 @@
+"""Bridges that rewrite what an LP/QP solver lacks into what it has (as MathOptInterface does):
+
+* scenario expansion: uncertain params are fixed at each scenario; a constraint that holds one
+  must hold for every scenario, and an objective term outside a risk aggregator means its mean;
+* risk aggregators: `cvar(α, L)` by the Rockafellar–Uryasev auxiliary variables
+  (Rockafellar & Uryasev, "Optimization of conditional value-at-risk", J. Risk 2000),
+  `worst(L)` by an epigraph, `mean(L)` by averaging;
+* piecewise-linear atoms (abs, pos, max, min, norm1, norm_inf, max{}/min{}) by epigraphs.
+
+The result is a polynomial objective and polynomial rows over z = [x; θ; aux].
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..errors import DflError
+from ..evaluate.nonlinear import NL, AtomNode
+from ..evaluate.poly import Poly
+from .expand import Expanded
+from .substitute import substitute, uses
+
+CONVEX_ATOMS = {"abs", "pos", "max", "norm1", "norm_inf"}
+CONCAVE_ATOMS = {"min"}
+RISK_ATOMS = {"mean", "cvar", "worst"}
+
+
+@dataclass
+class RowBlock:
+    name: str
+    body: Poly
+    lo: np.ndarray
+    hi: np.ndarray
+    labels: list[str] | None = None
+
+
+@dataclass
+class Bridged:
+    """A polynomial problem: min/max objective s.t. lo <= rows <= hi, with aux variables."""
+
+    sense: str
+    objective: Poly
+    rows: list[RowBlock]
+    width: int  # columns of z after aux variables
+    aux_lower: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    aux_upper: np.ndarray = field(default_factory=lambda: np.zeros(0))
+
+
+class _Aux:
+    """Allocates auxiliary variables after the columns of z."""
+
+    def __init__(self, width: int) -> None:
+        self.start = width
+        self.lower: list[np.ndarray] = []
+        self.upper: list[np.ndarray] = []
+
+    @property
+    def count(self) -> int:
+        return sum(len(x) for x in self.lower)
+
+    def new(self, k: int, lower: float = -np.inf, upper: float = np.inf) -> np.ndarray:
+        cols = self.start + self.count + np.arange(k, dtype=np.int64)
+        self.lower.append(np.full(k, lower))
+        self.upper.append(np.full(k, upper))
+        return cols
+
+
+def bridge(ex: Expanded, inst, *, label_rows: bool = False) -> Bridged:
+    unc_cols, scenarios = _uncertain(inst)
+    objective = ex.objective
+    terms = [] if isinstance(objective, Poly) else objective.terms
+    aux = _Aux(inst.width)
+    width = inst.width + _aux_needed(terms, len(scenarios), unc_cols)
+    rows: list[RowBlock] = []
+    for r in ex.constraints:
+        if isinstance(r.body, NL) or isinstance(r.lo, Poly) or isinstance(r.hi, Poly):
+            body, lo, hi = _normalize_rows(r)
+        else:
+            body, lo, hi = r.body, r.lo, r.hi
+        labels = r.labels() if label_rows else None
+        if len(unc_cols) and body.rows:
+            hit = uses(body, unc_cols)
+            if hit.any():
+                rows.append(RowBlock(r.name, body.take(np.nonzero(~hit)[0]), lo[~hit], hi[~hit],
+                                     [lb for lb, h in zip(labels, hit, strict=True) if not h]
+                                     if labels else None))
+                picked = body.take(np.nonzero(hit)[0])
+                for s, values in enumerate(scenarios):
+                    rows.append(RowBlock(
+                        f"{r.name}@{s}", substitute(picked, unc_cols, values), lo[hit], hi[hit],
+                        [f"{lb}@scenario{s}" for lb, h in zip(labels, hit, strict=True) if h]
+                        if labels else None))
+                continue
+        rows.append(RowBlock(r.name, body, lo, hi, labels))
+
+    sign = 1.0 if ex.sense == "minimize" else -1.0
+    poly = _widen(objective if isinstance(objective, Poly) else objective.poly, width)
+    if len(unc_cols):
+        poly = substitute(poly, unc_cols, scenarios.mean(axis=0))
+    for matrix, node in terms:
+        weights = np.asarray(matrix.toarray()).ravel()
+        if node.name in RISK_ATOMS:
+            poly = poly + _risk(node, weights, sign, aux, rows, unc_cols, scenarios, width)
+            continue
+        copies = [(node, 1.0)]
+        if len(unc_cols) and any(isinstance(a, Poly) and uses(a, unc_cols).any() for a in node.args):
+            copies = [(_fix_node(node, unc_cols, v), 1.0 / len(scenarios)) for v in scenarios]
+        for copy, share in copies:
+            poly = poly + _epigraph(copy, share * weights, sign, aux, rows, width)
+    final = aux.start + aux.count
+    assert final == width, (final, width)
+    return Bridged(
+        ex.sense,
+        _widen(poly, final),
+        [RowBlock(b.name, _widen(b.body, final), b.lo, b.hi, b.labels) for b in rows],
+        final,
+        np.concatenate(aux.lower) if aux.lower else np.zeros(0),
+        np.concatenate(aux.upper) if aux.upper else np.zeros(0),
+    )
+
+
+def _aux_needed(terms, scenarios: int, unc_cols: np.ndarray) -> int:
+    """How many auxiliary variables the bridges will add (so every Poly gets its final width)."""
+    total = 0
+    for _, node in terms:
+        if node.name == "mean":
+            continue
+        if node.name == "worst":
+            total += node.rows
+        elif node.name == "cvar":
+            total += node.rows * (1 + scenarios)
+        else:
+            per = node.args[0].rows if node.name == "norm1" else node.rows
+            uncertain = len(unc_cols) and any(
+                isinstance(a, Poly) and uses(a, unc_cols).any() for a in node.args
+            )
+            total += per * (scenarios if uncertain else 1)
+    return total
+
+
+def _normalize_rows(r):
+    """Rows with symbolic bounds or a nonlinear body -> body - bounds, with numeric bounds."""
+    if isinstance(r.body, NL):
+        raise DflError(f"constraint `{r.name}` is nonlinear; an LP/QP backend can't take it")
+    body = r.body
+    lo, hi = r.lo, r.hi
+    if isinstance(lo, Poly) or isinstance(hi, Poly):
+        blocks, los, his = [], [], []
+        for bound, is_lo in ((lo, True), (hi, False)):
+            if isinstance(bound, Poly):
+                blocks.append(body - bound)
+                los.append(np.zeros(body.rows) if is_lo else np.full(body.rows, -np.inf))
+                his.append(np.full(body.rows, np.inf) if is_lo else np.zeros(body.rows))
+            else:
+                blocks.append(body)
+                los.append(bound if is_lo else np.full(body.rows, -np.inf))
+                his.append(np.full(body.rows, np.inf) if is_lo else bound)
+        stacked = _vstack(blocks)
+        return stacked, np.concatenate(los), np.concatenate(his)
+    return body, lo, hi
+
+
+def _vstack(polys: list[Poly]) -> Poly:
+    rows = sum(p.rows for p in polys)
+    total = None
+    at = 0
+    for p in polys:
+        place = sp.csr_array(
+            (np.ones(p.rows), (np.arange(at, at + p.rows), np.arange(p.rows))), shape=(rows, p.rows)
+        )
+        part = p.rowmap(place)
+        total = part if total is None else total + part
+        at += p.rows
+    return total
+
+
+def _uncertain(inst) -> tuple[np.ndarray, np.ndarray]:
+    cols, values = [], []
+    for entity in inst.uncertain:
+        scen = entity.extra.get("scenarios")
+        if scen is None:
+            raise DflError(
+                f"uncertain param `{entity.name}` has no scenarios in the data",
+                entity.decl.pos,
+                hint="give a list of scenarios (or sample them from a trained generator)",
+            )
+        cols.append(entity.columns())
+        values.append(scen)
+    if not cols:
+        return np.zeros(0, dtype=np.int64), np.zeros((1, 0))
+    counts = {v.shape[0] for v in values}
+    if len(counts) != 1:
+        raise DflError("every uncertain param needs the same number of scenarios")
+    return np.concatenate(cols), np.concatenate(values, axis=1)
+
+
+def _fix_node(node: AtomNode, cols: np.ndarray, values: np.ndarray) -> AtomNode:
+    args = tuple(substitute(a, cols, values) if isinstance(a, Poly) else a for a in node.args)
+    return AtomNode(node.name, args, node.rows, node.starts, node.param)
+
+
+def _widen(poly: Poly, width: int) -> Poly:
+    lin = poly.lin.tocsr()
+    lin = sp.csr_array((lin.data, lin.indices, lin.indptr), shape=(poly.rows, width))
+    return Poly(poly.const, lin, poly.quad, poly.pairs)
+
+
+def _arg_poly(arg, width: int) -> Poly:
+    if isinstance(arg, Poly):
+        return _widen(arg, width)
+    if isinstance(arg, NL):
+        raise DflError("nested nonlinear atoms are not supported by the LP/QP bridges")
+    return Poly.constant(np.asarray(arg, dtype=float), width)
+
+
+def _check_direction(node: AtomNode, weights: np.ndarray, sign: float, convex: bool) -> None:
+    eff = weights * sign
+    ok = np.all(eff[weights != 0] >= 0) if convex else np.all(eff[weights != 0] <= 0)
+    if not ok:
+        raise DflError(
+            f"`{node.name}` enters the objective in the wrong direction for an LP bridge "
+            "(a convex atom must be minimized, a concave one maximized)"
+        )
+
+
+def _epigraph(node: AtomNode, weights, sign, aux: _Aux, rows: list[RowBlock], width) -> Poly:
+    """Replace a piecewise-linear atom's rows by epigraph (or hypograph) variables."""
+    name = node.name
+    if name not in CONVEX_ATOMS | CONCAVE_ATOMS:
+        raise DflError(f"`{name}` can't be turned into linear constraints")
+    convex = name in CONVEX_ATOMS
+    _check_direction(node, weights, sign, convex)
+    w = width
+    if name == "norm1":
+        arg = _arg_poly(node.args[0], w)
+        s = aux.new(arg.rows, lower=0.0)
+        sym = Poly.symbols(s, w)
+        _rows(rows, "norm1", sym - arg, 0.0, np.inf)
+        _rows(rows, "norm1", sym + arg, 0.0, np.inf)
+        owner = np.repeat(np.arange(node.rows), np.diff(node.starts))
+        return _weighted(sym, weights[owner], w)
+    t = aux.new(node.rows, lower=0.0 if name == "pos" else -np.inf)
+    if node.starts is None:
+        owner = np.arange(node.rows)
+        args = [_arg_poly(a, w) for a in node.args]
+    else:
+        owner = np.repeat(np.arange(node.rows), np.diff(node.starts))
+        args = [_arg_poly(node.args[0], w)]
+    tt = Poly.symbols(t[owner], w)
+    for arg in args:
+        if convex:
+            _rows(rows, name, tt - arg, 0.0, np.inf)
+            if name in ("abs", "norm_inf"):
+                _rows(rows, name, tt + arg, 0.0, np.inf)
+        else:
+            _rows(rows, name, tt - arg, -np.inf, 0.0)
+    return _weighted(Poly.symbols(t, w), weights, w)
+
+
+def _risk(node, weights, sign, aux: _Aux, rows, unc_cols, scenarios, width) -> Poly:
+    arg = _arg_poly(node.args[0], width)
+    per = [substitute(arg, unc_cols, v) if len(unc_cols) else arg for v in scenarios]
+    s_count = len(per)
+    if node.name == "mean":
+        total = per[0]
+        for p in per[1:]:
+            total = total + p
+        return _weighted(total.scale(np.full(total.rows, 1.0 / s_count)), weights, width)
+    upper = (weights * sign >= 0).all()  # minimized loss: upper tail; maximized: lower tail
+    if not upper and not (weights * sign <= 0).all():
+        raise DflError(f"`{node.name}` enters the objective with mixed signs")
+    r = node.rows
+    if node.name == "worst":
+        t = aux.new(r)
+        tt = Poly.symbols(t, width)
+        for p in per:
+            _rows(rows, "worst", tt - p, 0.0 if upper else -np.inf, np.inf if upper else 0.0)
+        return _weighted(tt, weights, width)
+    alpha = float(node.param)
+    eta = aux.new(r)
+    u = aux.new(r * s_count, lower=0.0)
+    ee = Poly.symbols(eta, width)
+    k = 1.0 / ((1.0 - alpha) * s_count)
+    tail = None
+    for s, p in enumerate(per):
+        us = Poly.symbols(u[s * r : (s + 1) * r], width)
+        # upper tail: u_s >= L_s - η ; lower tail: u_s >= η - L_s
+        body = us - p + ee if upper else us + p - ee
+        _rows(rows, "cvar", body, 0.0, np.inf)
+        tail = us if tail is None else tail + us
+    value = ee + tail.scale(np.full(r, k)) if upper else ee - tail.scale(np.full(r, k))
+    return _weighted(value, weights, width)
+
+
+def _weighted(p: Poly, weights: np.ndarray, width: int) -> Poly:
+    """Σ_r weights[r] * p[r] as a one-row Poly."""
+    m = sp.csr_array(np.asarray(weights, dtype=float).reshape(1, -1))
+    return p.rowmap(m)
+
+
+def _rows(rows: list[RowBlock], name: str, body: Poly, lo: float, hi: float) -> None:
+    rows.append(RowBlock(f"#{name}", body, np.full(body.rows, lo), np.full(body.rows, hi)))

@@ -1,0 +1,207 @@
+"""The LP/MILP/QP standard form, with a recorded affine map from the predicted params θ:
+
+    minimize   ½ xᵀPx + c(θ)ᵀx + c0(θ)        c(θ) = c + Cθ θ,  c0(θ) = c0 + dθᵀθ
+    subject to rl - Rθ θ <= A(θ) x <= ru - Rθ θ,   A(θ) = A + Σ_k θ_k A_k
+               lb <= x <= ub,  x_j integer for j in J
+
+A maximize model is flipped (`sign` = -1), so every backend minimizes. Because the map from θ
+is recorded, a new prediction only changes numbers: the model is never rebuilt.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..errors import DflError
+from ..evaluate.poly import Poly
+from .bridges import Bridged, bridge
+
+
+@dataclass
+class LinearForm:
+    n: int  # variables: the model's, then auxiliaries
+    n_model: int
+    n_theta: int
+    sign: float  # canonical objective = sign × the model's objective
+    c: np.ndarray
+    c0: float
+    P: sp.csc_array | None  # symmetric
+    A: sp.csr_array
+    rl: np.ndarray
+    ru: np.ndarray
+    lb: np.ndarray
+    ub: np.ndarray
+    integer: np.ndarray
+    c_theta: sp.csr_array  # n × nθ
+    c0_theta: np.ndarray  # nθ
+    row_theta: sp.csr_array  # m × nθ
+    a_theta: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]  # rows, cols, θ index, coef
+    row_names: list[tuple[str, int, int]] = field(default_factory=list)  # (name, start, count)
+    row_labels: list[str] | None = None
+
+    @property
+    def m(self) -> int:
+        return self.A.shape[0]
+
+    @property
+    def is_mip(self) -> bool:
+        return bool(self.integer.any())
+
+    @property
+    def is_qp(self) -> bool:
+        return self.P is not None and self.P.nnz > 0
+
+    @property
+    def theta_in_constraints(self) -> bool:
+        return self.row_theta.nnz > 0 or len(self.a_theta[0]) > 0
+
+    def objective_at(self, theta: np.ndarray | None) -> tuple[np.ndarray, float]:
+        if theta is None or self.n_theta == 0:
+            return self.c, self.c0
+        return self.c + self.c_theta @ theta, self.c0 + float(self.c0_theta @ theta)
+
+    def rows_at(self, theta: np.ndarray | None):
+        """(A, rl, ru) at θ."""
+        if theta is None or not self.theta_in_constraints:
+            return self.A, self.rl, self.ru
+        shift = self.row_theta @ theta
+        rows, cols, ks, vals = self.a_theta
+        A = self.A
+        if len(rows):
+            delta = sp.csr_array((vals * theta[ks], (rows, cols)), shape=self.A.shape)
+            A = (A + delta).tocsr()
+        return A, self.rl - shift, self.ru - shift
+
+    def model_objective(self, canonical_value: float) -> float:
+        return self.sign * canonical_value
+
+
+def build_linear(inst, *, label_rows: bool = False) -> LinearForm:
+    bridged = bridge(inst.compile(), inst, label_rows=label_rows)
+    return assemble(bridged, inst, label_rows=label_rows)
+
+
+class _Columns:
+    """z = [x (model vars); θ; aux] -> canonical variables [x; aux] and θ indices."""
+
+    def __init__(self, inst, width: int) -> None:
+        self.nx = inst.n_vars
+        self.theta_end = inst.width
+        self.n_theta = inst.width - self.nx
+        self.n = self.nx + (width - inst.width)
+        var_of = np.full(width, -1, dtype=np.int64)
+        var_of[: self.nx] = np.arange(self.nx)
+        var_of[inst.width :] = self.nx + np.arange(width - inst.width)
+        theta_of = np.full(width, -1, dtype=np.int64)
+        theta_of[self.nx : inst.width] = np.arange(self.n_theta)
+        self.var_of, self.theta_of = var_of, theta_of
+
+
+def _split(poly: Poly, cols: _Columns, what: str):
+    """Blocks of a Poly: constant, x-linear, θ-linear, θ·x bilinear, x·x quadratic."""
+    lin = poly.lin.tocoo()
+    r, c, v = lin.row.astype(np.int64), lin.col.astype(np.int64), lin.data
+    is_var = cols.var_of[c] >= 0
+    ax = (r[is_var], cols.var_of[c[is_var]], v[is_var])
+    bt = (r[~is_var], cols.theta_of[c[~is_var]], v[~is_var])
+    empty = np.zeros(0, dtype=np.int64)
+    bilinear = (empty, empty, empty, np.zeros(0))
+    quad = (empty, empty, empty, np.zeros(0))
+    if poly.quad is not None and poly.quad.nnz:
+        q = poly.quad.tocoo()
+        qr = q.row.astype(np.int64)
+        a, b, qv = poly.pairs[q.col, 0], poly.pairs[q.col, 1], q.data
+        va, vb = cols.var_of[a], cols.var_of[b]
+        ta, tb = cols.theta_of[a], cols.theta_of[b]
+        xx = (va >= 0) & (vb >= 0)
+        tt = (ta >= 0) & (tb >= 0)
+        if tt.any():
+            raise DflError(f"{what}: a product of two predicted params is not supported")
+        quad = (qr[xx], va[xx], vb[xx], qv[xx])
+        tx = ~xx
+        var = np.where(va >= 0, va, vb)[tx]
+        th = np.where(ta >= 0, ta, tb)[tx]
+        bilinear = (qr[tx], var, th, qv[tx])
+    return poly.const, ax, bt, bilinear, quad
+
+
+def assemble(bridged: Bridged, inst, *, label_rows: bool = False) -> LinearForm:
+    cols = _Columns(inst, bridged.width)
+    n, nt = cols.n, cols.n_theta
+    sign = 1.0 if bridged.sense == "minimize" else -1.0
+
+    const, ax, bt, bil, quad = _split(bridged.objective, cols, "the objective")
+    c = np.bincount(ax[1], weights=ax[2], minlength=n) * sign
+    c0 = float(const.sum()) * sign
+    c0_theta = np.bincount(bt[1], weights=bt[2], minlength=nt) * sign
+    c_theta = sp.csr_array((bil[3] * sign, (bil[1], bil[2])), shape=(n, nt))
+    P = None
+    if len(quad[0]):
+        _, a, b, v = quad
+        # v z_a z_b = ½ zᵀPz with P_ab = P_ba = v (a != b) and P_aa = 2v
+        rows_ = np.concatenate([a, b])
+        cols_ = np.concatenate([b, a])
+        vals = np.concatenate([v, v]) * sign
+        P = sp.csc_array((vals, (rows_, cols_)), shape=(n, n))
+        P.sum_duplicates()
+
+    bodies = bridged.rows
+    m = sum(b.body.rows for b in bodies)
+    A_parts, R_parts, at_parts = [], [], []
+    rl = np.empty(m)
+    ru = np.empty(m)
+    names, labels = [], [] if label_rows else None
+    at = 0
+    for block in bodies:
+        k = block.body.rows
+        bconst, bax, bbt, bbil, bquad = _split(block.body, cols, f"constraint `{block.name}`")
+        if len(bquad[0]):
+            raise DflError(
+                f"constraint `{block.name.lstrip('#')}` is quadratic; this backend takes linear "
+                "constraints only",
+                hint="use --backend cvxpy",
+            )
+        A_parts.append((bax[0] + at, bax[1], bax[2]))
+        R_parts.append((bbt[0] + at, bbt[1], bbt[2]))
+        at_parts.append((bbil[0] + at, bbil[1], bbil[2], bbil[3]))
+        rl[at : at + k] = block.lo - bconst
+        ru[at : at + k] = block.hi - bconst
+        names.append((block.name, at, k))
+        if labels is not None:
+            labels.extend(block.labels or [f"{block.name}[{i}]" for i in range(k)])
+        at += k
+
+    def coo(parts, shape):
+        if not parts:
+            return sp.csr_array(shape)
+        r = np.concatenate([p[0] for p in parts])
+        cc = np.concatenate([p[1] for p in parts])
+        v = np.concatenate([p[2] for p in parts])
+        out = sp.csr_array((v, (r, cc)), shape=shape)
+        out.sum_duplicates()
+        return out
+
+    A = coo(A_parts, (m, n))
+    row_theta = coo(R_parts, (m, nt))
+    a_theta = tuple(np.concatenate([p[i] for p in at_parts]) if at_parts else np.zeros(0)
+                    for i in range(4))
+    a_theta = (a_theta[0].astype(np.int64), a_theta[1].astype(np.int64),
+               a_theta[2].astype(np.int64), a_theta[3].astype(float))
+
+    lb = np.concatenate([_stack(inst, "lower"), bridged.aux_lower])
+    ub = np.concatenate([_stack(inst, "upper"), bridged.aux_upper])
+    integer = np.concatenate([_stack(inst, "integer").astype(bool),
+                              np.zeros(len(bridged.aux_lower), dtype=bool)])
+    return LinearForm(
+        n=n, n_model=cols.nx, n_theta=nt, sign=sign, c=c, c0=c0, P=P, A=A, rl=rl, ru=ru,
+        lb=lb, ub=ub, integer=integer, c_theta=c_theta, c0_theta=c0_theta,
+        row_theta=row_theta, a_theta=a_theta, row_names=names, row_labels=labels,
+    )
+
+
+def _stack(inst, attr: str) -> np.ndarray:
+    parts = [getattr(v, attr) for v in inst.variables]
+    return np.concatenate(parts) if parts else np.zeros(0)
