@@ -85,6 +85,67 @@ def check(model: ModelArg, data: DataOpt = None) -> None:
     report(m, inst, out)
 
 
+NO_SOLUTION = ("infeasible", "unbounded", "infeasible_or_unbounded", "error")
+
+
+@app.command()
+@guarded
+def solve(
+    model: ModelArg,
+    data: DataOpt = None,
+    backend: Annotated[
+        str,
+        typer.Option(
+            "--backend", "-b",
+            help="auto | highs | pyomo | cvxpy | flexqp | obcd | fw | aapga (auto: by class).",
+        ),
+    ] = "auto",
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write the solution as JSON here.")
+    ] = None,
+    time_limit: Annotated[
+        float | None, typer.Option("--time-limit", help="Seconds; status `feasible` if hit.")
+    ] = None,
+    seed: Annotated[int | None, typer.Option("--seed", help="Random seed.")] = None,
+    write: Annotated[
+        Path | None,
+        typer.Option("--write", help="pyomo: also write the model as .lp, .mps or .nl."),
+    ] = None,
+) -> None:
+    """Solve MODEL with DATA and print the solution (exit 1 if it has none)."""
+    import json
+
+    from .model import load
+    from .solution_report import print_solution, write_json_atomic
+
+    if time_limit is not None and time_limit <= 0:
+        raise DflError("--time-limit must be positive")
+    m = load(model)
+    inst = m.bind(data)
+    options = {"write": write} if write is not None else {}
+    sol = inst.solve(backend, time_limit=time_limit, seed=seed, **options)
+    payload = sol.to_json()
+    if as_json:
+        print(json.dumps(payload))
+    else:
+        print_solution(sol, out)
+    if sol.status in NO_SOLUTION:
+        if as_json:
+            raise typer.Exit(1)
+        raise InfeasibleError(_no_solution_message(sol))
+    if output is not None:
+        write_json_atomic(output, payload)
+
+
+def _no_solution_message(sol) -> str:
+    text = f"no solution: the problem is {sol.status.replace('_', ' ')}"
+    iis = sol.extra.get("iis")
+    if iis:
+        text += "\nan irreducible infeasible subset of rows: " + ", ".join(iis[:20])
+    return text
+
+
 def main() -> None:  # pragma: no cover - console entry point for `python -m dfl_dsl`
     app()
 

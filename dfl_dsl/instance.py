@@ -98,7 +98,10 @@ class Instance:
         """Solve with `backend` (auto: the best for the model's class) -> Solution."""
         from .backends import load_backend, pick
 
-        name = pick(self.klass, backend)
+        try:
+            name = pick(self.klass, backend)
+        except DflError as exc:
+            raise exc.located(self.model.filename, None) from None
         return load_backend(name).solve_instance(
             self, time_limit=time_limit, seed=seed, **options
         )

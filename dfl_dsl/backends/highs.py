@@ -10,13 +10,12 @@ import os
 import sys
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass
-
 import highspy
 import numpy as np
 import scipy.sparse as sp
 
 from ..compile.linear import LinearForm
+from .common import RawResult, to_solution
 
 CLASSES = frozenset({"LP", "MILP", "QP"})
 INF = highspy.kHighsInf
@@ -49,17 +48,6 @@ def new_highs() -> highspy.Highs:
         _quiet = True
     h.setOptionValue("output_flag", False)
     return h
-
-
-@dataclass
-class RawResult:
-    status: str  # optimal | feasible | infeasible | unbounded | error
-    x: np.ndarray | None
-    objective: float | None  # canonical (minimized) value
-    row_duals: np.ndarray | None = None
-    gap: float | None = None
-    message: str = ""
-    iis_rows: list[int] | None = None
 
 
 _STATUS = {
@@ -169,40 +157,9 @@ def solve(form: LinearForm, *, theta=None, time_limit=None, seed=None) -> tuple[
 
 def solve_instance(inst, *, time_limit=None, seed=None, **_):
     """Solve a bound instance with HiGHS -> Solution (values in the model's names)."""
-    from ..solution import Solution
-
     start = time.perf_counter()
     form = inst.linear_form()
     theta = inst.theta_for_solve()
     model = HighsModel(form, theta=theta, time_limit=time_limit, seed=seed)
     raw = model.solve()
-    return to_solution(inst, form, raw, "highs", time.perf_counter() - start, Solution)
-
-
-def to_solution(inst, form: LinearForm, raw: RawResult, backend: str, elapsed: float, cls):
-    """RawResult (canonical, minimized) -> Solution (the model's sense and names)."""
-    objective = form.model_objective(raw.objective) if raw.objective is not None else None
-    x = raw.x[: form.n_model] if raw.x is not None else None
-    duals = None
-    if raw.row_duals is not None:
-        duals = {}
-        for name, start, count in form.row_names:
-            if not name.startswith("#") and "@" not in name:
-                duals[name] = form.sign * raw.row_duals[start : start + count]
-    solution = cls(raw.status, objective, x, backend, elapsed, inst, raw.gap, duals, raw.message)
-    if raw.iis_rows:
-        solution.extra["iis"] = _row_labels(inst, form, raw.iis_rows)
-    return solution
-
-
-def _row_labels(inst, form: LinearForm, rows: list[int]) -> list[str]:
-    labels = []
-    ex = inst.compile()
-    by_name = {r.name: r for r in ex.constraints}
-    for row in rows:
-        for name, start, count in form.row_names:
-            if start <= row < start + count:
-                block = by_name.get(name)
-                labels.append(block.labels()[row - start] if block else name)
-                break
-    return labels
+    return to_solution(inst, form, raw, "highs", time.perf_counter() - start)

@@ -398,7 +398,8 @@ RISK_ATOMS = frozenset({"mean", "cvar", "worst"})
 SCM_CONCAVE = frozenset({"sqrt", "log1p", "min"})
 # atoms that an epigraph bridge turns into linear constraints (when the DCP rules hold)
 PWL_ATOMS = frozenset(
-    {"abs", "pos", "max", "min", "norm1", "norm_inf", "sum", "trace", "diag", "mean", "cvar", "worst"}
+    {"abs", "pos", "max", "min", "norm1", "norm_inf", "sum", "trace", "diag"}
+    | {"mean", "cvar", "worst"}
 )
 
 

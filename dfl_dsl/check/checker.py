@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from .. import ast
 from ..errors import DflError, did_you_mean
 from .atoms import ATOMS, AtomError, broadcast, definitely_different, fmt, same_dim
+from .dcp import culprit, fits, flip
 from .info import BOOL, Curv, Dim, Info, Sign
 from .symbols import Dummy, Indexed, SetSymbol, Symbol
 
@@ -27,6 +28,7 @@ class Checker:
         self.constraints: list[ast.Constraint] = []
         self.constraint_infos: dict[str, Info] = {}
         self._sense = "minimize"
+        self._current: ast.Statement | None = None  # the statement being checked
 
     # ------------------------------------------------------------------ driver
     def run(self) -> None:
@@ -36,8 +38,15 @@ class Checker:
                     raise DflError("`model NAME;` must be the first statement", stmt.pos)
                 continue
             self._declare(stmt)
+            self._current = stmt
             handler = getattr(self, "_" + type(stmt).__name__)
-            handler(stmt)
+            try:
+                handler(stmt)
+            except RecursionError:  # the parser caps nesting; this is a last line of defence
+                raise DflError(
+                    "this statement is nested too deeply to check", stmt.pos
+                ) from None
+        self._current = None
 
     def _declare(self, stmt: ast.Statement) -> None:
         name = stmt.name
@@ -205,8 +214,13 @@ class Checker:
         scope, _, _ = self._domain(stmt.index)
         body = stmt.body
         if not isinstance(body, ast.Compare):
+            hint = None
+            if isinstance(body, ast.BoolOp) and body.op == "and":
+                hint = "write one constraint per comparison, or a chain `lo <= e <= hi`"
+            elif isinstance(body, (ast.BoolOp, ast.Not, ast.Member)):
+                hint = "a constraint can't combine comparisons with `or`, `not` or `in`"
             raise DflError(
-                "a constraint must be a comparison with `==`, `<=` or `>=`", body.pos
+                "a constraint must be a comparison with `==`, `<=` or `>=`", body.pos, hint=hint
             )
         self.constraint_infos[stmt.name] = self._constraint_body(body, scope)
         self.constraints.append(stmt)
@@ -222,7 +236,8 @@ class Checker:
                 )
             if op == "!=":
                 raise DflError("`!=` can't be a constraint", _between(body, right))
-        if len(body.ops) > 2 or (len(body.ops) == 2 and (body.ops[0] != body.ops[1] or "==" in body.ops)):
+        ops = body.ops
+        if len(ops) > 2 or (len(ops) == 2 and (ops[0] != ops[1] or "==" in ops)):
             raise DflError(
                 f"mixed-direction chained comparison `{body.ops[0]}` ... `{body.ops[1]}`",
                 body.operands[1].pos,
@@ -249,21 +264,41 @@ class Checker:
                 raise DflError(str(exc), body.pos) from None
             diff = _combine(left, right, "-").but(shape=shape)
             sides = [(body, diff, body.ops[0])]
-        for node, info, op in sides:
+        for _node, info, op in sides:
             if len(infos) == 3 or op == "==":
-                need, ok = "affine", info.curv in (Curv.CONST, Curv.AFFINE)
+                need = "affine"
             elif op == "<=":
-                need, ok = "convex", info.curv.is_convex
+                need = "convex"
             else:
-                need, ok = "concave", info.curv.is_concave
-            if not ok:
-                raise DflError(
-                    f"constraint is not convex: `{op}` needs {_article(need)} {need} "
-                    f"left-hand side minus right-hand side, this one is {info.curv.value}",
-                    node.pos,
-                    hint="declare a quadratic form's matrix `psd`" if info.vdeg == 2 else None,
-                )
+                need = "concave"
+            if not fits(info.curv, need):
+                self._refuse_constraint(body, op, need)
         return diff
+
+    def _refuse_constraint(self, body: ast.Compare, op: str, need: str) -> None:
+        """Explain which side of a constraint breaks the DCP rule, and why."""
+        if len(body.operands) == 3:
+            parts = [(body.operands[1], "affine", "middle")]
+        else:
+            parts = [(body.operands[0], need, "left"), (body.operands[1], flip(need), "right")]
+        for node, want, where in parts:
+            if fits(self.info(node).curv, want):
+                continue
+            culprit_node, why, hint = culprit(self, node, want)
+            rule = {
+                "convex": f"`a {op} b` needs a convex `a` and a concave `b`",
+                "concave": f"`a {op} b` needs a concave `a` and a convex `b`",
+                "affine": f"both sides of `{op}` must be affine",
+            }[need]
+            if len(body.operands) == 3:
+                rule = "the middle of a chained constraint must be affine"
+            where = "the middle of the chain" if where == "middle" else f"{where} side of `{op}`"
+            raise DflError(
+                f"constraint is not convex: {why} ({where})",
+                culprit_node.pos,
+                hint=hint or rule,
+            )
+        raise DflError(f"constraint is not convex: `{op}` needs {need} sides", body.pos)
 
     # ------------------------------------------------------------------ indices
     def _domain(self, index: ast.Index | None) -> tuple[Scope, int | None, tuple[Dim, ...]]:
@@ -385,6 +420,18 @@ class Checker:
              and not isinstance(s, ast.ModelDecl)),
             None,
         )
+        if later is not None and isinstance(later, (ast.Objective, ast.Constraint)):
+            raise DflError(
+                f"the {_statement_kind(later)} `{node.id}` can't be used inside an expression",
+                node.pos,
+            )
+        if later is not None and later is self._current:
+            raise DflError(
+                f"`{node.id}` refers to itself",
+                node.pos,
+                hint=f"the {_statement_kind(later)} `{node.id}` can't be used in its own "
+                "definition",
+            )
         if later is not None:
             raise DflError(
                 f"`{node.id}` is used before its declaration",
@@ -392,7 +439,11 @@ class Checker:
                 hint=f"it is declared on line {later.pos.line}; declare it first",
             )
         names = list(scope) + [n for n, s in self.symbols.items() if s.kind != "model"]
-        raise DflError(f"unknown name `{node.id}`", node.pos, hint=did_you_mean(node.id, names))
+        hint = did_you_mean(node.id, names)
+        if hint is None and scope:
+            bound = ", ".join(f"`{d}`" for d in scope)
+            hint = f"the dummies in scope here are {bound}"
+        raise DflError(f"unknown name `{node.id}`", node.pos, hint=hint)
 
     def _e_Subscript(self, node: ast.Subscript, scope: Scope) -> Info:
         args = [self.expr(a, scope) for a in node.args]
@@ -429,7 +480,7 @@ class Checker:
                 node.pos,
             )
         shape: list[Dim] = []
-        for arg, info in zip(node.args, args, strict=False):
+        for arg in node.args:
             if isinstance(arg, ast.Range):
                 lo, hi = self.info(arg.lo), self.info(arg.hi)
                 if lo.value is not None and hi.value is not None:
@@ -455,7 +506,9 @@ class Checker:
         try:
             return atom.apply(args, self._sense)
         except AtomError as exc:
-            at = node.args[exc.arg].pos if exc.arg is not None and exc.arg < len(node.args) else node.pos
+            at = node.pos
+            if exc.arg is not None and exc.arg < len(node.args):
+                at = node.args[exc.arg].pos
             raise DflError(str(exc), at, hint=exc.hint) from None
 
     def _e_BinOp(self, node: ast.BinOp, scope: Scope) -> Info:
@@ -567,8 +620,10 @@ class Checker:
         if not exp.is_data or exp.shape != ():
             raise DflError("an exponent must be a scalar constant", node.exponent.pos)
         if base.is_data:
-            return base.but(integer=base.integer and exp.integer, value=None, dim=None, sign=Sign.UNKNOWN
-                            if not base.sign.nonneg else Sign.NONNEG)
+            sign = Sign.NONNEG if base.sign.nonneg else Sign.UNKNOWN
+            return base.but(
+                integer=base.integer and exp.integer, value=None, dim=None, sign=sign
+            )
         if base.pdeg or base.udeg:
             raise DflError("a predicted param enters `^` nonlinearly", node.pos)
         p = exp.value
@@ -768,13 +823,22 @@ def _describe(info: Info) -> str:
         return "a set"
     if info.kind == "bool":
         return "a condition"
+    if info.kind == "elem":
+        return "a set element"
     if info.shape:
         return f"an array of shape {fmt(info.shape)}"
     return "a scalar"
 
 
-def _article(word: str) -> str:
-    return "an" if word[0] in "aeiou" else "a"
+def _statement_kind(stmt: ast.Statement) -> str:
+    return {
+        ast.SetDecl: "set",
+        ast.ParamDecl: "param",
+        ast.VarDecl: "var",
+        ast.ExprDecl: "expr",
+        ast.Objective: "objective",
+        ast.Constraint: "constraint",
+    }.get(type(stmt), "name")
 
 
 def _between(node: ast.Compare, right: ast.Expr) -> ast.Pos:

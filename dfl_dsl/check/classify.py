@@ -12,7 +12,8 @@ from .. import ast
 from ..errors import DflError
 from .atoms import SCM_CONCAVE
 from .checker import Checker
-from .info import Curv, Info
+from .dcp import culprit
+from .info import Info
 from .symbols import Indexed
 
 _DESCRIPTIONS = {
@@ -48,6 +49,15 @@ class ModelClass:
 
 
 def classify(checker: Checker) -> ModelClass:
+    """The model's class, or a `DflError` that says why it fits none."""
+    try:
+        return _classify(checker)
+    except RecursionError:  # the parser caps nesting; this is a last line of defence
+        where = checker.objective.pos if checker.objective is not None else None
+        raise DflError("the model is nested too deeply to classify", where) from None
+
+
+def _classify(checker: Checker) -> ModelClass:
     vars_ = [s for s in checker.symbols.values() if isinstance(s, Indexed) and s.kind == "var"]
     domains = {v.decl.domain for v in vars_}
     has_int = bool(domains & {"binary", "integer"})
@@ -68,7 +78,7 @@ def classify(checker: Checker) -> ModelClass:
         return make("STIEFEL")
 
     if not affine_cons and has_int:
-        name, info = next((n, i) for n, i in cons.items() if not (i.vdeg is not None and i.vdeg <= 1))
+        name = next(n for n, i in cons.items() if not (i.vdeg is not None and i.vdeg <= 1))
         raise DflError(
             "mixed-integer models with nonlinear constraints are not supported",
             checker.symbols[name].decl.pos,
@@ -79,9 +89,9 @@ def classify(checker: Checker) -> ModelClass:
             return make("MILP" if has_int else "LP")
         return make("SOCP")
 
+    want_ok = obj.curv.is_convex if sense == "minimize" else obj.curv.is_concave
     if obj.vdeg == 2:
-        wrong = Curv.CONCAVE if sense == "minimize" else Curv.CONVEX
-        if obj.curv is wrong:
+        if not want_ok:
             _refuse_curvature(checker, objective)
         if affine_cons:
             if has_int:
@@ -90,10 +100,10 @@ def classify(checker: Checker) -> ModelClass:
         return make("SOCP")
 
     # the objective holds a nonlinear atom applied to variables
-    want_ok = obj.curv.is_convex if sense == "minimize" else obj.curv.is_concave
     if want_ok and obj.pwl and affine_cons:  # an epigraph bridge makes it linear
         return make("MILP" if has_int else "LP")
-    if sense == "maximize" and domains == {"binary"} and affine_cons and _is_scm(checker, objective.body):
+    binary_only = domains == {"binary"}
+    if sense == "maximize" and binary_only and affine_cons and _is_scm(checker, objective.body):
         return make("SCM")
     if not want_ok:
         _refuse_curvature(checker, objective)
@@ -217,52 +227,9 @@ def _is_separable_penalty(checker: Checker, node: ast.Expr, names: set[str]) -> 
 def _refuse_curvature(checker: Checker, objective: ast.Objective) -> None:
     want = "convex" if objective.sense == "minimize" else "concave"
     done = "minimized" if objective.sense == "minimize" else "maximized"
-    node, why = _culprit(checker, objective.body, want)
+    node, why, hint = culprit(checker, objective.body, want)
     raise DflError(
         f"objective is not {want}: {why}, {done} here",
         node.pos,
-        hint="flip the sense, or rewrite the objective by the DCP rules",
+        hint=hint or "flip the sense, or rewrite the objective by the DCP rules",
     )
-
-
-def _culprit(checker: Checker, node: ast.Expr, want: str) -> tuple[ast.Expr, str]:
-    info = checker.info(node)
-    opposite = "concave" if want == "convex" else "convex"
-    if isinstance(node, ast.BinOp) and node.op in "+-":
-        left = _culprit_or_none(checker, node.left, want)
-        if left:
-            return left
-        right = _culprit_or_none(checker, node.right, want if node.op == "+" else opposite)
-        if right:
-            return right
-    if isinstance(node, ast.Neg):
-        return _culprit(checker, node.operand, opposite)
-    if isinstance(node, ast.Reduce) and node.op == "sum":
-        return _culprit(checker, node.body, want)
-    if isinstance(node, ast.BinOp) and node.op in "*/@":
-        left, right = checker.info(node.left), checker.info(node.right)
-        const, other = (left, node.right) if left.curv is Curv.CONST else (right, node.left)
-        if const.curv is Curv.CONST:
-            if const.sign.nonneg:
-                return _culprit(checker, other, want)
-            if const.sign.nonpos:
-                return _culprit(checker, other, opposite)
-            return node, "a factor of unknown sign scales a nonlinear expression"
-        return node, "a product of two expressions with variables has no DCP curvature"
-    if isinstance(node, ast.Call):
-        args = [checker.info(a) for a in node.args]
-        described = ", ".join(f"{_article(a.curv.value)} {a.curv.value}" for a in args[-1:])
-        if info.curv.value == opposite:
-            return node, f"`{node.func}` of {described} expression is {opposite}"
-        return node, f"`{node.func}` of {described} expression has no DCP curvature"
-    return node, f"this expression is {info.curv.value}"
-
-
-def _culprit_or_none(checker: Checker, node: ast.Expr, want: str):
-    info = checker.info(node)
-    ok = info.curv.is_convex if want == "convex" else info.curv.is_concave
-    return None if ok else _culprit(checker, node, want)
-
-
-def _article(word: str) -> str:
-    return "an" if word[0] in "aeiou" else "a"

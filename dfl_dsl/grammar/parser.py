@@ -211,7 +211,8 @@ class _ToAst(Transformer_NonRecursive):
         """`a * -sum{...} b`: the reduction is negated, then multiplied."""
         minus, reduction = c[2], c[3]
         end = reduction.pos
-        neg = ast.Neg(reduction, pos=ast.Pos(minus.line, minus.column, end.end_line, end.end_column))
+        pos = ast.Pos(minus.line, minus.column, end.end_line, end.end_column)
+        neg = ast.Neg(reduction, pos=pos)
         return ast.BinOp(str(c[1]), c[0], neg, pos=_pos(meta))
 
     def neg(self, meta, c):
@@ -490,7 +491,8 @@ def _parser_error(exc: UnexpectedInput, text: str) -> DflError:
     if wanted:
         message += "; expected " + ", ".join(wanted)
     hint = None
-    if word == "=" and last is not None and str(last) == ":" and _order(_after(last)) == _order(pos):
+    glued = last is not None and _order(_after(last)) == _order(pos)
+    if word == "=" and glued and str(last) == ":":
         hint = "write `=`, not `:=`"
     elif word == "=" and "EQ" in expected:
         hint = "use `==` to compare"

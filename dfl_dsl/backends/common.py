@@ -1,0 +1,52 @@
+"""What the backends share: the raw result of a solve and its mapping to a Solution."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..compile.linear import LinearForm
+from ..solution import Solution
+
+
+@dataclass
+class RawResult:
+    """A solver's answer on the canonical (minimized) form."""
+
+    status: str  # optimal | feasible | infeasible | unbounded | error
+    x: np.ndarray | None
+    objective: float | None  # canonical (minimized) value
+    row_duals: np.ndarray | None = None
+    gap: float | None = None
+    message: str = ""
+    iis_rows: list[int] | None = None
+
+
+def to_solution(inst, form: LinearForm, raw: RawResult, backend: str, elapsed: float) -> Solution:
+    """RawResult (canonical, minimized) -> Solution (the model's sense and names)."""
+    objective = form.model_objective(raw.objective) if raw.objective is not None else None
+    x = raw.x[: form.n_model] if raw.x is not None else None
+    duals = None
+    if raw.row_duals is not None:
+        duals = {}
+        for name, start, count in form.row_names:
+            if not name.startswith("#") and "@" not in name:
+                duals[name] = form.sign * raw.row_duals[start : start + count]
+    solution = Solution(raw.status, objective, x, backend, elapsed, inst, raw.gap, duals, raw.message)
+    if raw.iis_rows:
+        solution.extra["iis"] = _row_labels(inst, form, raw.iis_rows)
+    return solution
+
+
+def _row_labels(inst, form: LinearForm, rows: list[int]) -> list[str]:
+    labels = []
+    ex = inst.compile()
+    by_name = {r.name: r for r in ex.constraints}
+    for row in rows:
+        for name, start, count in form.row_names:
+            if start <= row < start + count:
+                block = by_name.get(name)
+                labels.append(block.labels()[row - start] if block else name)
+                break
+    return labels

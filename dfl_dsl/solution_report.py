@@ -1,0 +1,60 @@
+"""Printing and writing solutions: a rich table on the terminal, JSON files written atomically."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+
+MAX_ROWS = 40
+
+
+def print_solution(sol, console: Console) -> None:
+    color = "green" if sol.status == "optimal" else "yellow" if sol.ok else "red"
+    head = f"status: [bold {color}]{sol.status}[/bold {color}]"
+    if sol.objective is not None:
+        head += f"   objective: [bold]{sol.objective:.10g}[/bold]"
+    head += f"   backend: {sol.backend}   time: {sol.time_s:.4f} s"
+    if sol.gap is not None:
+        head += f"   gap: {sol.gap:.3g}"
+    console.print(head)
+    if sol.x is None:
+        return
+    table = Table(title="variables (nonzero entries)", title_justify="left")
+    table.add_column("variable")
+    table.add_column("value", justify="right")
+    shown = hidden = 0
+    for entity in sol.instance.variables:
+        flat = sol.x[entity.offset : entity.offset + entity.size]
+        nonzero = np.nonzero(np.abs(flat) > 1e-9)[0]
+        for entry in nonzero:
+            if shown >= MAX_ROWS:
+                hidden += 1
+                continue
+            table.add_row(entity.name + entity.entry_label(int(entry)), f"{flat[entry]:.6g}")
+            shown += 1
+    console.print(table)
+    if hidden:
+        console.print(f"... and {hidden} more nonzero entries (use --json or --output for all)")
+    for key, value in sol.extra.items():
+        if key != "iis":
+            console.print(f"{key}: {value}")
+
+
+def write_json_atomic(path: Path, payload: dict) -> None:
+    """Write to a temporary file beside `path`, then rename: never a half-written file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as handle:
+            json.dump(payload, handle, indent=1)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
