@@ -38,14 +38,19 @@ def _silenced_stdout():
         os.close(devnull)
 
 
-def new_highs() -> highspy.Highs:
+def silence_banner() -> None:
+    """Make the first HiGHS object with stdout muted (other libraries, like CVXPY, make more
+    later; only the first prints the banner)."""
     global _quiet
-    if _quiet:
-        h = highspy.Highs()
-    else:
+    if not _quiet:
         with _silenced_stdout():
-            h = highspy.Highs()
+            highspy.Highs()
         _quiet = True
+
+
+def new_highs() -> highspy.Highs:
+    silence_banner()
+    h = highspy.Highs()
     h.setOptionValue("output_flag", False)
     return h
 

@@ -31,7 +31,7 @@ RISK_ATOMS = {"mean", "cvar", "worst"}
 @dataclass
 class RowBlock:
     name: str
-    body: Poly
+    body: Poly | NL
     lo: np.ndarray
     hi: np.ndarray
     labels: list[str] | None = None
@@ -42,7 +42,7 @@ class Bridged:
     """A polynomial problem: min/max objective s.t. lo <= rows <= hi, with aux variables."""
 
     sense: str
-    objective: Poly
+    objective: Poly | NL  # NL only when bridging with keep_nonlinear
     rows: list[RowBlock]
     width: int  # columns of z after aux variables
     aux_lower: np.ndarray = field(default_factory=lambda: np.zeros(0))
@@ -68,15 +68,23 @@ class _Aux:
         return cols
 
 
-def bridge(ex: Expanded, inst, *, label_rows: bool = False) -> Bridged:
+def bridge(ex: Expanded, inst, *, label_rows: bool = False,
+           keep_nonlinear: bool = False) -> Bridged:
+    """Bridge scenarios and risk aggregators always; other nonlinear atoms by epigraphs unless
+    `keep_nonlinear` (a conic backend such as CVXPY takes them as they are)."""
     unc_cols, scenarios = _uncertain(inst)
     objective = ex.objective
     terms = [] if isinstance(objective, Poly) else objective.terms
     aux = _Aux(inst.width)
-    width = inst.width + _aux_needed(terms, len(scenarios), unc_cols)
+    bridged_terms = [t for t in terms if not keep_nonlinear or t[1].name in RISK_ATOMS]
+    width = inst.width + _aux_needed(bridged_terms, len(scenarios), unc_cols)
     rows: list[RowBlock] = []
     for r in ex.constraints:
-        if isinstance(r.body, NL) or isinstance(r.lo, Poly) or isinstance(r.hi, Poly):
+        if isinstance(r.body, NL) and keep_nonlinear and not isinstance(r.lo, Poly) and not (
+            isinstance(r.hi, Poly)
+        ):
+            body, lo, hi = r.body, r.lo, r.hi
+        elif isinstance(r.body, NL) or isinstance(r.lo, Poly) or isinstance(r.hi, Poly):
             body, lo, hi = _normalize_rows(r)
         else:
             body, lo, hi = r.body, r.lo, r.hi
@@ -84,6 +92,11 @@ def bridge(ex: Expanded, inst, *, label_rows: bool = False) -> Bridged:
         if len(unc_cols) and body.rows:
             hit = uses(body, unc_cols)
             if hit.any():
+                if isinstance(body, NL):
+                    raise DflError(
+                        f"constraint `{r.name}` is nonlinear in an uncertain param; that is not "
+                        "supported"
+                    )
                 rows.append(RowBlock(r.name, body.take(np.nonzero(~hit)[0]), lo[~hit], hi[~hit],
                                      [lb for lb, h in zip(labels, hit, strict=True) if not h]
                                      if labels else None))
@@ -100,6 +113,7 @@ def bridge(ex: Expanded, inst, *, label_rows: bool = False) -> Bridged:
     poly = _widen(objective if isinstance(objective, Poly) else objective.poly, width)
     if len(unc_cols):
         poly = substitute(poly, unc_cols, scenarios.mean(axis=0))
+    kept: list = []
     for matrix, node in terms:
         weights = np.asarray(matrix.toarray()).ravel()
         if node.name in RISK_ATOMS:
@@ -109,13 +123,18 @@ def bridge(ex: Expanded, inst, *, label_rows: bool = False) -> Bridged:
         if len(unc_cols) and any(isinstance(a, Poly) and uses(a, unc_cols).any() for a in node.args):
             copies = [(_fix_node(node, unc_cols, v), 1.0 / len(scenarios)) for v in scenarios]
         for copy, share in copies:
-            poly = poly + _epigraph(copy, share * weights, sign, aux, rows, width)
+            if keep_nonlinear:
+                kept.append((matrix * share, copy))
+            else:
+                poly = poly + _epigraph(copy, share * weights, sign, aux, rows, width)
     final = aux.start + aux.count
     assert final == width, (final, width)
+    result = _widen(poly, final)
     return Bridged(
         ex.sense,
-        _widen(poly, final),
-        [RowBlock(b.name, _widen(b.body, final), b.lo, b.hi, b.labels) for b in rows],
+        NL(result, kept) if kept else result,
+        [RowBlock(b.name, _widen(b.body, final) if isinstance(b.body, Poly) else b.body, b.lo, b.hi,
+                  b.labels) for b in rows],
         final,
         np.concatenate(aux.lower) if aux.lower else np.zeros(0),
         np.concatenate(aux.upper) if aux.upper else np.zeros(0),

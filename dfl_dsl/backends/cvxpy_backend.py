@@ -1,0 +1,232 @@
+"""CVXPY: every DCP model (norms, sum_squares, quad_form, log, sqrt, second-order cones).
+
+Predicted params become one CVXPY `Parameter` and enter as parameter-affine coefficients (DPP,
+Agrawal et al., "Differentiable convex optimization layers", NeurIPS 2019), so the same problem
+object later becomes a cvxpylayers layer without rebuilding.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import cvxpy as cp
+import numpy as np
+import scipy.sparse as sp
+
+from ..compile.bridges import Bridged, bridge
+from ..compile.linear import _Columns, _split
+from ..errors import DflError
+from ..evaluate.nonlinear import NL, AtomNode
+from ..evaluate.poly import Poly
+from ..solution import Solution
+from .highs import silence_banner
+
+CLASSES = frozenset({"LP", "MILP", "QP", "SOCP"})
+
+_ELEMENTWISE = {
+    "abs": cp.abs,
+    "pos": cp.pos,
+    "sqrt": cp.sqrt,
+    "log": cp.log,
+    "exp": cp.exp,
+    "log1p": lambda e: cp.log1p(e),
+}
+_GROUP = {
+    "norm1": lambda e: cp.norm1(e),
+    "norm2": lambda e: cp.norm2(e),
+    "norm_inf": lambda e: cp.norm_inf(e),
+    "sum_squares": lambda e: cp.sum_squares(e),
+    "max": lambda e: cp.max(e),
+    "min": lambda e: cp.min(e),
+}
+
+
+@dataclass
+class CvxpyProblem:
+    problem: cp.Problem
+    x: cp.Variable  # the model's variables, then auxiliaries
+    theta: cp.Parameter | None
+    n_model: int
+
+
+class _Lowering:
+    """Poly / NL values over z = [x; θ; aux] -> CVXPY expressions."""
+
+    def __init__(self, cols: _Columns, x: cp.Variable, theta: cp.Parameter | None) -> None:
+        self.cols, self.x, self.theta = cols, x, theta
+
+    def poly(self, p: Poly, what: str):
+        const, ax, bt, bil, quad = _split(p, self.cols, what)
+        rows = p.rows
+        n, nt = self.cols.n, self.cols.n_theta
+        expr = sp.csr_array((ax[2], (ax[0], ax[1])), shape=(rows, n)) @ self.x + const
+        if len(bt[0]):
+            expr = expr + sp.csr_array((bt[2], (bt[0], bt[1])), shape=(rows, nt)) @ self.theta
+        if len(bil[0]):
+            t = len(bil[0])
+            pick_theta = sp.csr_array((np.ones(t), (np.arange(t), bil[2])), shape=(t, nt))
+            pick_x = sp.csr_array((np.ones(t), (np.arange(t), bil[1])), shape=(t, n))
+            gather = sp.csr_array((bil[3], (bil[0], np.arange(t))), shape=(rows, t))
+            expr = expr + gather @ cp.multiply(pick_theta @ self.theta, pick_x @ self.x)
+        if len(quad[0]):
+            expr = expr + self._quadratic(quad, rows, what)
+        return expr
+
+    def _quadratic(self, quad, rows: int, what: str):
+        r, a, b, v = quad
+        parts = []
+        for row in range(rows):
+            mine = r == row
+            if not mine.any():
+                parts.append(cp.Constant(0.0))
+                continue
+            used, local = np.unique(np.concatenate([a[mine], b[mine]]), return_inverse=True)
+            k = len(used)
+            la, lb = local[: mine.sum()], local[mine.sum():]
+            m = np.zeros((k, k))
+            np.add.at(m, (la, lb), v[mine] / 2)
+            np.add.at(m, (lb, la), v[mine] / 2)
+            lowest = np.linalg.eigvalsh(m)[0] if k <= 3000 else 0.0
+            scale = max(1.0, float(np.abs(m).max()))
+            sub = self.x[used]
+            if lowest >= -1e-9 * scale:
+                parts.append(cp.quad_form(sub, cp.psd_wrap(m)))
+            elif np.linalg.eigvalsh(-m)[0] >= -1e-9 * scale:
+                parts.append(-cp.quad_form(sub, cp.psd_wrap(-m)))
+            else:
+                raise DflError(
+                    f"{what}: the quadratic form is indefinite (an eigenvalue is {lowest:.3g}); "
+                    "it is neither convex nor concave"
+                )
+        return cp.hstack(parts) if rows > 1 else parts[0]
+
+    def payload(self, value, what: str):
+        if isinstance(value, Poly):
+            return self.poly(value, what)
+        if isinstance(value, NL):
+            expr = self.poly(value.poly, what)
+            for matrix, node in value.terms:
+                expr = expr + sp.csr_array(matrix) @ self.atom(node, what)
+            return expr
+        return cp.Constant(np.asarray(value, dtype=float))
+
+    def atom(self, node: AtomNode, what: str):
+        args = [self.payload(a, what) for a in node.args]
+        name = node.name
+        if node.starts is None:
+            if name in _ELEMENTWISE:
+                return _ELEMENTWISE[name](args[0])
+            if name == "power":
+                return cp.power(args[0], node.param)
+            if name == "max":
+                return cp.maximum(*args)
+            if name == "min":
+                return cp.minimum(*args)
+            raise DflError(f"{what}: `{name}` has no CVXPY form")
+        fn = _GROUP.get(name)
+        if fn is None:
+            raise DflError(f"{what}: `{name}` is not convex; CVXPY can't take it")
+        starts = node.starts
+        groups = [fn(args[0][int(a) : int(b)]) for a, b in zip(starts[:-1], starts[1:], strict=True)]
+        return cp.hstack(groups) if len(groups) > 1 else groups[0]
+
+
+def build(inst) -> CvxpyProblem:
+    """The instance as a CVXPY problem (cached on the instance)."""
+    cached = getattr(inst, "_cvxpy", None)
+    if cached is not None:
+        return cached
+    bridged: Bridged = bridge(inst.compile(), inst, keep_nonlinear=True)
+    cols = _Columns(inst, bridged.width)
+    integer = np.concatenate([_stack(inst, "integer").astype(bool),
+                              np.zeros(len(bridged.aux_lower), dtype=bool)])
+    flags = np.nonzero(integer)[0]
+    x = cp.Variable(cols.n, integer=(flags,)) if len(flags) else cp.Variable(cols.n)
+    theta = cp.Parameter(cols.n_theta) if cols.n_theta else None
+    low = _Lowering(cols, x, theta)
+    lb = np.concatenate([_stack(inst, "lower"), bridged.aux_lower])
+    ub = np.concatenate([_stack(inst, "upper"), bridged.aux_upper])
+    constraints = []
+    finite_lb, finite_ub = np.isfinite(lb), np.isfinite(ub)
+    if finite_lb.any():
+        constraints.append(x[np.nonzero(finite_lb)[0]] >= lb[finite_lb])
+    if finite_ub.any():
+        constraints.append(x[np.nonzero(finite_ub)[0]] <= ub[finite_ub])
+    for block in bridged.rows:
+        what = f"constraint `{block.name.lstrip('#')}`"
+        expr = low.payload(block.body, what)
+        lo, hi = np.asarray(block.lo, float), np.asarray(block.hi, float)
+        eq = lo == hi
+        if eq.any():
+            constraints.append(_pick(expr, eq) == lo[eq])
+        for mask, side in ((np.isfinite(lo) & ~eq, "lo"), (np.isfinite(hi) & ~eq, "hi")):
+            if mask.any():
+                part = _pick(expr, mask)
+                constraints.append(part >= lo[mask] if side == "lo" else part <= hi[mask])
+    objective = low.payload(bridged.objective, "the objective")
+    if getattr(objective, "shape", ()) not in ((), (1,)):
+        raise DflError("the objective must be a scalar")
+    objective = cp.sum(objective)
+    sense = cp.Minimize if bridged.sense == "minimize" else cp.Maximize
+    problem = cp.Problem(sense(objective), constraints)
+    if not problem.is_dcp():
+        raise DflError(
+            "CVXPY can't verify this model is convex (DCP)",
+            hint="see `dfl check` for the model's class",
+        )
+    result = CvxpyProblem(problem, x, theta, cols.nx)
+    inst._cvxpy = result
+    return result
+
+
+def _pick(expr, mask: np.ndarray):
+    if mask.all():
+        return expr
+    return expr[np.nonzero(mask)[0]]
+
+
+def _stack(inst, attr: str) -> np.ndarray:
+    parts = [getattr(v, attr) for v in inst.variables]
+    return np.concatenate(parts) if parts else np.zeros(0)
+
+
+_STATUS = {
+    cp.OPTIMAL: "optimal",
+    cp.OPTIMAL_INACCURATE: "optimal",
+    cp.INFEASIBLE: "infeasible",
+    cp.INFEASIBLE_INACCURATE: "infeasible",
+    cp.UNBOUNDED: "unbounded",
+    cp.UNBOUNDED_INACCURATE: "unbounded",
+    cp.USER_LIMIT: "feasible",
+}
+
+
+def solve_instance(inst, *, time_limit=None, seed=None, **_):
+    start = time.perf_counter()
+    built = build(inst)
+    if built.theta is not None:
+        built.theta.value = inst.theta_for_solve()
+    options: dict = {}
+    if built.problem.is_mixed_integer():
+        solver = "HIGHS"
+        silence_banner()
+        if time_limit is not None:
+            options["time_limit"] = float(time_limit)
+    else:
+        solver = "CLARABEL"
+        if time_limit is not None:
+            options["time_limit"] = float(time_limit)
+    try:
+        built.problem.solve(solver=solver, **options)
+    except cp.error.SolverError as exc:
+        return Solution("error", None, None, "cvxpy", time.perf_counter() - start, inst,
+                        message=str(exc))
+    status = _STATUS.get(built.problem.status, "error")
+    x = None
+    objective = None
+    if status in ("optimal", "feasible") and built.x.value is not None:
+        x = np.asarray(built.x.value, dtype=float)[: built.n_model]
+        objective = float(built.problem.value)
+    return Solution(status, objective, x, "cvxpy", time.perf_counter() - start, inst,
+                    message=f"{solver}: {built.problem.status}")
