@@ -7,6 +7,7 @@ from importlib import import_module
 # name -> (module, classes it accepts); modules are imported only when used
 REGISTRY: dict[str, tuple[str, frozenset[str]]] = {
     "highs": ("highs", frozenset({"LP", "MILP", "QP"})),
+    "pyomo": ("pyomo_backend", frozenset({"LP", "MILP", "QP"})),
     "cvxpy": ("cvxpy_backend", frozenset({"LP", "MILP", "QP", "SOCP"})),
 }
 

@@ -1,0 +1,192 @@
+"""Pyomo: the LinearForm at θ as a `ConcreteModel`, solved by HiGHS through Pyomo's `highs`
+plugin (`pyomo.contrib.solver`; the older `appsi_highs` takes no quadratic objective).
+
+For users who want Pyomo's ecosystem: its writers (`write=` .lp, .mps, .nl), its other
+solvers, their own extensions of the model. It is slower to build than the highs backend —
+Pyomo keeps one object per variable and per term — so rows are made straight from the CSR
+slices of A as `LinearExpression`s, never by adding term objects one at a time.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from pathlib import Path
+
+import numpy as np
+import pyomo.environ as pyo
+import scipy.sparse as sp
+from pyomo.contrib.solver.common.factory import SolverFactory
+from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
+from pyomo.contrib.solver.common.util import NoDualsError
+from pyomo.opt import ProblemFormat
+from pyomo.core.expr.numeric_expr import LinearExpression
+
+from ..compile.linear import LinearForm
+from ..errors import DflError
+from .common import RawResult, to_solution
+
+CLASSES = frozenset({"LP", "MILP", "QP"})
+SOLVER = "highs"
+WRITE_FORMATS = {".lp": ProblemFormat.cpxlp, ".mps": ProblemFormat.mps, ".nl": ProblemFormat.nl}
+
+_STATUS = {
+    TerminationCondition.convergenceCriteriaSatisfied: "optimal",
+    TerminationCondition.provenInfeasible: "infeasible",
+    TerminationCondition.locallyInfeasible: "infeasible",
+    TerminationCondition.unbounded: "unbounded",
+    TerminationCondition.infeasibleOrUnbounded: "infeasible_or_unbounded",
+    TerminationCondition.maxTimeLimit: "time_limit",
+    TerminationCondition.iterationLimit: "time_limit",
+}
+
+
+def _bound(v: float) -> float | None:
+    return float(v) if math.isfinite(v) else None
+
+
+def build_model(form: LinearForm, theta: np.ndarray | None = None) -> pyo.ConcreteModel:
+    """minimize ½xᵀPx + cᵀx + c0 s.t. rl <= Ax <= ru, lb <= x <= ub at θ, as Pyomo: `x[j]` is
+    canonical column j, `rows[i]` canonical row i (a free row is skipped), `objective`."""
+    c, c0 = form.objective_at(theta)
+    A, rl, ru = form.rows_at(theta)
+    A = sp.csr_array(A)
+    A.sort_indices()
+    model = pyo.ConcreteModel(name="dfl")
+    lb, ub, integer = form.lb.tolist(), form.ub.tolist(), form.integer.tolist()
+    model.x = pyo.Var(
+        range(form.n),
+        domain=lambda _, j: pyo.Integers if integer[j] else pyo.Reals,
+        bounds=lambda _, j: (_bound(lb[j]), _bound(ub[j])),
+    )
+    x = [model.x[j] for j in range(form.n)]
+
+    indptr, cols, vals = A.indptr.tolist(), A.indices.tolist(), A.data.tolist()
+    lo, hi = rl.tolist(), ru.tolist()
+
+    def row(_, i):
+        low, high = _bound(lo[i]), _bound(hi[i])
+        if low is None and high is None:
+            return pyo.Constraint.Skip
+        s, e = indptr[i], indptr[i + 1]
+        body = LinearExpression(linear_coefs=vals[s:e], linear_vars=[x[j] for j in cols[s:e]])
+        if low == high:
+            return body == low
+        return (low, body, high)
+
+    model.rows = pyo.Constraint(range(form.m), rule=row)
+
+    nz = np.flatnonzero(c)
+    expr = LinearExpression(
+        constant=float(c0), linear_coefs=c[nz].tolist(), linear_vars=[x[j] for j in nz]
+    )
+    if form.is_qp:
+        # ½ xᵀPx over the upper triangle: ½ P_ii x_i² + P_ij x_i x_j (i < j)
+        upper = sp.triu(form.P, format="coo")
+        half = np.where(upper.row == upper.col, 0.5, 1.0) * upper.data
+        expr = pyo.quicksum(
+            (v * x[i] * x[j] for i, j, v in
+             zip(upper.row.tolist(), upper.col.tolist(), half.tolist(), strict=True)),
+            start=expr, linear=False,
+        )
+    model.objective = pyo.Objective(expr=expr, sense=pyo.minimize)
+    return model
+
+
+def write_format(path: Path) -> ProblemFormat:
+    """The Pyomo writer for `path`'s suffix, or an error listing the ones we write."""
+    fmt = WRITE_FORMATS.get(Path(path).suffix.lower())
+    if fmt is None:
+        raise DflError(
+            f"can't write the model as `{Path(path).name}`: unknown file type",
+            hint="give a file ending in " + ", ".join(WRITE_FORMATS),
+        )
+    return fmt
+
+
+def write_model(model: pyo.ConcreteModel, path: Path) -> None:
+    fmt = write_format(path)
+    # names like x[3] and rows[2] (the canonical column and row) in the formats that keep names
+    options = {"symbolic_solver_labels": fmt is not ProblemFormat.nl}
+    model.write(str(path), format=fmt, io_options=options)
+
+
+def _solver():
+    solver = SolverFactory(SOLVER)
+    if not solver.available():
+        raise DflError(
+            "Pyomo's HiGHS plugin is not available (it needs highspy)",
+            hint="`pip install highspy`, or use --backend highs",
+        )
+    return solver
+
+
+def solve_model(model: pyo.ConcreteModel, form: LinearForm, *, time_limit=None,
+                seed=None) -> RawResult:
+    """Solve a model made by `build_model` -> RawResult on the canonical form."""
+    solver = _solver()
+    options = {"random_seed": int(seed)} if seed is not None else {}
+    results = _run(solver, model, time_limit, options)
+    status = _STATUS.get(results.termination_condition, "error")
+    if status == "infeasible_or_unbounded":
+        # HiGHS's presolve can't tell which; the solver itself can
+        results = _run(solver, model, time_limit, {**options, "presolve": "off"})
+        status = _STATUS.get(results.termination_condition, "error")
+    has_solution = results.solution_status in (SolutionStatus.optimal, SolutionStatus.feasible)
+    if status == "time_limit":
+        status = "feasible" if has_solution else "error"
+    message = str(results.termination_condition.name)
+    if not (has_solution and status in ("optimal", "feasible")):
+        return RawResult(status, None, None, message=message)
+
+    x = np.clip(0.0, form.lb, form.ub)  # a column in no row and not in the objective
+    for var, value in results.solution_loader.get_vars().items():
+        x[var.index()] = value
+    duals = gap = None
+    objective = float(results.incumbent_objective)
+    if form.is_mip:
+        gap = _mip_gap(objective, results.objective_bound)
+    elif status == "optimal":
+        duals = _row_duals(results, form.m)
+    return RawResult(status, x, objective, duals, gap, message)
+
+
+def _run(solver, model, time_limit, options):
+    return solver.solve(
+        model, load_solutions=False, raise_exception_on_nonoptimal_result=False,
+        time_limit=time_limit, solver_options=options,
+    )
+
+
+def _mip_gap(primal: float, bound: float | None) -> float | None:
+    """HiGHS's relative gap |primal - bound| / |primal|."""
+    if bound is None:
+        return None
+    if primal == bound:
+        return 0.0
+    return abs(primal - bound) / abs(primal) if primal else math.inf
+
+
+def _row_duals(results, m: int) -> np.ndarray | None:
+    try:
+        by_row = results.solution_loader.get_duals()
+    except NoDualsError:  # HiGHS gave no valid duals
+        return None
+    duals = np.zeros(m)  # a skipped (free) row's dual is 0
+    for con, value in by_row.items():
+        duals[con.index()] = value
+    return duals
+
+
+def solve_instance(inst, *, time_limit=None, seed=None, write: Path | None = None, **_):
+    """Solve a bound instance through Pyomo -> Solution; `write` also saves the model as
+    .lp, .mps or .nl (checked before anything is built)."""
+    start = time.perf_counter()
+    if write is not None:
+        write_format(write)
+    form = inst.linear_form()
+    model = build_model(form, inst.theta_for_solve())
+    if write is not None:
+        write_model(model, Path(write))
+    raw = solve_model(model, form, time_limit=time_limit, seed=seed)
+    return to_solution(inst, form, raw, "pyomo", time.perf_counter() - start)
