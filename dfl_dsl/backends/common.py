@@ -29,13 +29,21 @@ def to_solution(inst, form: LinearForm, raw: RawResult, backend: str, elapsed: f
     x = raw.x[: form.n_model] if raw.x is not None else None
     duals = None
     if raw.row_duals is not None:
+        row_duals = raw.row_duals
+        if form.kept_rows is not None:  # rows turned into bounds have no dual of their own
+            full = np.full(sum(count for _, _, count in form.row_names), np.nan)
+            full[form.kept_rows] = row_duals
+            row_duals = full
         duals = {}
         for name, start, count in form.row_names:
             if not name.startswith("#") and "@" not in name:
-                duals[name] = form.sign * raw.row_duals[start : start + count]
+                duals[name] = form.sign * row_duals[start : start + count]
     solution = Solution(raw.status, objective, x, backend, elapsed, inst, raw.gap, duals, raw.message)
     if raw.iis_rows:
-        solution.extra["iis"] = _row_labels(inst, form, raw.iis_rows)
+        rows = raw.iis_rows
+        if form.kept_rows is not None:
+            rows = [int(form.kept_rows[r]) for r in rows]
+        solution.extra["iis"] = _row_labels(inst, form, rows)
     return solution
 
 

@@ -145,9 +145,13 @@ class HighsModel:
         return result
 
     def _iis(self) -> list[int] | None:
+        """Rows of an irreducible infeasible subset (HiGHS's IIS search from the LP rows)."""
         try:
+            self.h.setOptionValue("iis_strategy", 2)
             status, iis = self.h.getIis()
-        except Exception:  # older highspy without IIS support
+        except Exception:  # a highspy without IIS support
+            return None
+        if status != highspy.HighsStatus.kOk:
             return None
         rows = list(getattr(iis, "row_index_", []) or [])
         return [int(r) for r in rows] or None

@@ -87,7 +87,7 @@ def build_model(form: LinearForm, theta: np.ndarray | None = None) -> pyo.Concre
         expr = pyo.quicksum(
             (v * x[i] * x[j] for i, j, v in
              zip(upper.row.tolist(), upper.col.tolist(), half.tolist(), strict=True)),
-            start=expr, linear=False,
+            start=expr,
         )
     model.objective = pyo.Objective(expr=expr, sense=pyo.minimize)
     return model

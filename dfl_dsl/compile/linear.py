@@ -41,6 +41,7 @@ class LinearForm:
     a_theta: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]  # rows, cols, θ index, coef
     row_names: list[tuple[str, int, int]] = field(default_factory=list)  # (name, start, count)
     row_labels: list[str] | None = None
+    kept_rows: np.ndarray | None = None  # original row of each row (after reductions)
 
     @property
     def m(self) -> int:
@@ -79,9 +80,12 @@ class LinearForm:
         return self.sign * canonical_value
 
 
-def build_linear(inst, *, label_rows: bool = False) -> LinearForm:
+def build_linear(inst, *, label_rows: bool = False, reduce: bool = True) -> LinearForm:
+    from .reductions import rows_to_bounds
+
     bridged = bridge(inst.compile(), inst, label_rows=label_rows)
-    return assemble(bridged, inst, label_rows=label_rows)
+    form = assemble(bridged, inst, label_rows=label_rows)
+    return rows_to_bounds(form) if reduce else form
 
 
 class _Columns:
