@@ -248,8 +248,10 @@ class _Binder:
         name = stmt.name
         domain = entity.domain
         rows = data.reshape(-1, domain.n) if data.ndim == 2 else data.reshape(1, -1)
+        # entries the data leaves out (and no default fills) have no value to check
+        given = ~entity.missing if values is None and entity.missing is not None else True
         if "int" in stmt.kinds:
-            bad = ~np.isclose(rows, np.round(rows)) & np.isfinite(rows)
+            bad = ~np.isclose(rows, np.round(rows)) & np.isfinite(rows) & given
             if bad.any():
                 self._fail(name, entity, rows, bad, "isn't an integer (declared `int`)")
         for check in stmt.checks:
@@ -257,9 +259,11 @@ class _Binder:
                 the_set = self.evaluator.set_of(check.operand, domain.frame)
                 if not isinstance(the_set, SetValue):
                     raise DflError("`in` needs a fixed set", check.operand.pos)
-                bad = the_set.position(rows.ravel()).reshape(rows.shape) < 0
+                bad = (the_set.position(rows.ravel()).reshape(rows.shape) < 0) & given
                 if bad.any():
-                    self._fail(name, entity, rows, bad, "is not in the set", elem=True)
+                    where = (f"`{check.operand.id}`" if isinstance(check.operand, ast.Name)
+                             else "the set")
+                    self._fail(name, entity, rows, bad, f"is not in {where}", elem=True)
                 continue
             if check.op in ("psd", "symmetric"):
                 self._check_matrix(stmt, entity, rows, check.op)
@@ -267,14 +271,16 @@ class _Binder:
             bound = self.evaluator.number(check.operand, domain.frame)
             limit = self._per_entry(bound, domain, check.operand, False)
             test = {">=": np.less, "<=": np.greater, ">": np.less_equal, "<": np.greater_equal}
-            bad = test[check.op](rows, limit)
+            bad = test[check.op](rows, limit) & given
             if bad.any():
-                self._fail(name, entity, rows, bad, f"breaks `{check.op} {_show(limit, bad)}`")
+                self._fail(name, entity, rows, bad, f"breaks `{check.op} {{limit}}`", limit)
 
-    def _fail(self, name, entity, rows, bad, what, elem=False) -> None:
+    def _fail(self, name, entity, rows, bad, what, limit=None, elem=False) -> None:
         scenario, entry = (int(v[0]) for v in np.nonzero(bad))
         value = rows[scenario, entry]
         shown = repr(element_of(int(value))) if elem else f"{value:g}"
+        if limit is not None:  # the bound this entry breaks (bounds may differ per entry)
+            what = what.replace("{limit}", f"{np.broadcast_to(limit, rows.shape[1:])[entry]:g}")
         where = entity.entry_label(entry)
         if rows.shape[0] > 1:
             where += f" in scenario {scenario}"
@@ -305,9 +311,3 @@ class _Binder:
                         f"eigenvalue is {lowest:.4g}",
                         stmt.name,
                     )
-
-
-def _show(limit: np.ndarray, bad: np.ndarray) -> str:
-    flat = np.broadcast_to(limit, bad.shape[-1:]) if limit.ndim else limit
-    first = int(np.nonzero(bad.any(axis=0))[0][0])
-    return f"{np.ravel(flat)[first] if np.ndim(flat) else float(flat):g}"

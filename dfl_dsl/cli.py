@@ -146,6 +146,95 @@ def _no_solution_message(sol) -> str:
     return text
 
 
+@app.command()
+@guarded
+def train(
+    model: ModelArg,
+    data: DataOpt = None,
+    train_file: Annotated[
+        Path | None,
+        typer.Option("--train", help="Training file (.npz: features + one array per predicted "
+                     "param). Default: the model's shipped recipe MODEL.gen.yaml."),
+    ] = None,
+    test_file: Annotated[Path | None, typer.Option("--test", help="Test file (.npz).")] = None,
+    loss: Annotated[str, typer.Option(help="spo+ | pfyl | dpo | dbb | nce | mse")] = "spo+",
+    predictor: Annotated[str, typer.Option(help="linear | mlp")] = "linear",
+    epochs: Annotated[int, typer.Option(help="Passes over the training set.")] = 10,
+    batch_size: Annotated[int, typer.Option("--batch-size", help="Samples per step.")] = 32,
+    lr: Annotated[float, typer.Option(help="Learning rate.")] = 1e-2,
+    optimizer: Annotated[str, typer.Option(help="adam | adamw")] = "adam",
+    weight_decay: Annotated[float, typer.Option("--weight-decay")] = 0.0,
+    cautious_wd: Annotated[
+        bool, typer.Option("--cautious-wd", help="AdamW with cautious weight decay.")
+    ] = False,
+    device: Annotated[str, typer.Option(help="cpu | cuda")] = "cpu",
+    seed: Annotated[int, typer.Option(help="Random seed.")] = 135,
+    processes: Annotated[int, typer.Option(help="Solver processes for the oracle.")] = 1,
+    save: Annotated[Path | None, typer.Option(help="Write the trained predictor here.")] = None,
+    plot: Annotated[Path | None, typer.Option(help="Save the training curve as PNG.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Train a predictor of MODEL's `predicted` params for decision quality; print regret."""
+    import json
+
+    from .learn.session import train_command
+
+    result = train_command(
+        model, data, train_file, test_file, loss=loss, predictor=predictor, epochs=epochs,
+        batch_size=batch_size, lr=lr, optimizer=optimizer, weight_decay=weight_decay,
+        cautious_wd=cautious_wd, device=device, seed=seed, processes=processes, save=save,
+        plot=plot, console=err if as_json else out, progress=True,
+    )
+    if as_json:
+        print(json.dumps(result))
+
+
+@app.command("eval")
+@guarded
+def evaluate(
+    model: ModelArg,
+    data: DataOpt = None,
+    checkpoint: Annotated[Path, typer.Option(help="A checkpoint from `dfl train --save`.")] = ...,
+    test_file: Annotated[Path | None, typer.Option("--test", help="Test file (.npz).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Evaluate a trained predictor's normalized regret on a test set."""
+    import json
+
+    from .learn.session import eval_command
+
+    result = eval_command(model, data, checkpoint, test_file, console=out)
+    if as_json:
+        print(json.dumps(result))
+
+
+@app.command()
+@guarded
+def generate(
+    problem: Annotated[str, typer.Argument(help="shortest_path | knapsack | portfolio")],
+    out_file: Annotated[Path, typer.Option("--out", help="Training file to write (.npz).")],
+    instance: Annotated[
+        Path | None, typer.Option(help="Also write the instance data (sets, fixed params) here.")
+    ] = None,
+    num_data: Annotated[int, typer.Option("--num-data", help="Samples.")] = 1000,
+    features: Annotated[int, typer.Option(help="Features per sample.")] = 5,
+    deg: Annotated[int, typer.Option(help="Polynomial degree of the true mapping.")] = 1,
+    noise: Annotated[float, typer.Option(help="Noise half-width (level for portfolio).")] = 0.0,
+    seed: Annotated[int, typer.Option(help="Random seed (PyEPO's default 135).")] = 135,
+    grid: Annotated[str, typer.Option(help="shortest_path: ROWSxCOLS.")] = "5x5",
+    items: Annotated[int, typer.Option(help="knapsack: items.")] = 32,
+    dims: Annotated[int, typer.Option(help="knapsack: capacity dimensions.")] = 2,
+    assets: Annotated[int, typer.Option(help="portfolio: assets.")] = 50,
+) -> None:
+    """Generate a PyEPO-compatible synthetic data set (same arrays as PyEPO for the same
+    arguments) in the training-file format."""
+    from .learn.session import generate_command
+
+    generate_command(problem, out_file, instance, num_data=num_data, features=features,
+                     deg=deg, noise=noise, seed=seed, grid=grid, items=items, dims=dims,
+                     assets=assets, console=out)
+
+
 def main() -> None:  # pragma: no cover - console entry point for `python -m dfl_dsl`
     app()
 

@@ -8,7 +8,9 @@ line in text files.
 from __future__ import annotations
 
 import json
+import math
 import re
+import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -110,12 +112,17 @@ def _parse_yaml(text: str, filename: str):
 
 
 def _load_npz(path: Path) -> dict[str, np.ndarray]:
+    key = None
     try:
         with np.load(path, allow_pickle=False) as archive:
-            return {k: archive[k] for k in archive.files}
+            out = {}
+            for key in archive.files:
+                out[key] = archive[key]
+            return out
     except ValueError as exc:
-        raise DataError(f"can't read the npz file: {exc}", filename=str(path)) from None
-    except (OSError, EOFError) as exc:
+        what = f"array `{key}`: " if key is not None else ""
+        raise DataError(f"can't read the npz file: {what}{exc}", filename=str(path)) from None
+    except (OSError, EOFError, zipfile.BadZipFile) as exc:
         raise DataError(f"not a valid npz file ({exc})", filename=str(path)) from None
 
 
@@ -177,6 +184,12 @@ def to_entries(
         values[0] = _scalar(source, name, raw, elem, "")
         missing[0] = False
         return values, missing
+    if isinstance(raw, np.ndarray) and not elem and raw.dtype.kind not in "iuf":
+        raise source.error(
+            f"param `{name}` should hold numbers, but the array holds "
+            f"{_KIND_NAMES.get(raw.dtype.kind, str(raw.dtype))}",
+            name,
+        )
     if domain.dense:
         sizes = [c.n for c in domain.components]
         widths = [len(ns) for ns in domain.names]
@@ -187,13 +200,16 @@ def to_entries(
                 raise source.error(
                     f"param `{name}` should have shape {sizes}, got {list(raw.shape)}", name
                 )
-            return raw.astype(float).ravel(), np.zeros(n, dtype=bool)
-        if isinstance(raw, list) and not elem:  # fast path: a full nested list of numbers
+            arr = raw.astype(float).ravel()
+            if not np.isnan(arr).any():
+                return arr, np.zeros(n, dtype=bool)
+        elif isinstance(raw, list) and not elem and _plain_numbers(raw, len(sizes)):
+            # fast path: a full nested list of numbers
             try:
                 arr = np.asarray(raw, dtype=float)
             except (ValueError, TypeError):
                 arr = None
-            if arr is not None and arr.shape == tuple(sizes):
+            if arr is not None and arr.shape == tuple(sizes) and not np.isnan(arr).any():
                 return arr.ravel(), np.zeros(n, dtype=bool)
         _walk(source, name, raw, domain.components, widths, sizes, 0, 0, flat_pos, flat_val, elem, [])
         pos = np.asarray(flat_pos, dtype=np.int64)
@@ -211,19 +227,31 @@ def to_entries(
             _walk_sparse(source, name, raw, table, domain.arity, flat_pos, flat_val, elem, [])
         pos = np.asarray(flat_pos, dtype=np.int64)
     vals = None
-    if not elem:
-        try:
-            vals = np.asarray(flat_val, dtype=float)
-        except (ValueError, TypeError):
+    if not elem and _plain_numbers(flat_val, 1):
+        vals = np.asarray(flat_val, dtype=float)
+        if np.isnan(vals).any():
             vals = None
-        if vals is not None and vals.shape != (len(flat_val),):
-            vals = None
-    if vals is None:
-        vals = [_scalar(source, name, v, elem, "") for v in flat_val]
+    if vals is None:  # one by one, so that an error names the entry
+        vals = [_scalar(source, name, v, elem, domain.label(int(p)))
+                for p, v in zip(pos, flat_val, strict=True)]
     if len(pos):
         values[pos] = np.asarray(vals, dtype=values.dtype)
         missing[pos] = False
     return values, missing
+
+
+_NUMBER_TYPES = (int, float, np.integer, np.floating)
+_KIND_NAMES = {"b": "booleans", "U": "text", "S": "bytes", "O": "objects", "c": "complex numbers",
+               "M": "dates", "m": "time spans", "V": "records"}
+
+
+def _plain_numbers(raw: list, depth: int) -> bool:
+    """Whether `raw` is nested lists (`depth` deep) of plain numbers: no bool, null or text,
+    which `np.asarray(..., dtype=float)` would quietly read as 1, NaN or a parsed number."""
+    if depth <= 1:
+        return all(isinstance(v, _NUMBER_TYPES) and not isinstance(v, (bool, np.bool_))
+                   for v in raw)
+    return all(isinstance(v, list) and _plain_numbers(v, depth - 1) for v in raw)
 
 
 def _is_keyed(raw) -> bool:
@@ -284,9 +312,10 @@ def _walk(source, name, raw, comps, widths, sizes, level, base, out_pos, out_val
             _walk(source, name, item, comps, widths, sizes, level + 1, base + k * stride,
                   out_pos, out_val, elem, path + [comp.elements()[k] if comp.dim == 1 else k])
         return
+    shown = json.dumps(raw) if _jsonable(raw) else repr(raw)
     raise source.error(
         f"param `{name}`{_fmt_path(path)}: expected a list or an object over "
-        f"{comp.name or 'its index set'}, got {json.dumps(raw) if _jsonable(raw) else raw!r}",
+        f"{comp.name or 'its index set'}, got {shown}",
         name,
     )
 
@@ -320,16 +349,20 @@ def _json_keys(keys, comp: SetValue):
 
 
 def _scalar(source: DataSource, name: str, raw: Any, elem: bool, where: str):
+    if isinstance(raw, (np.ndarray, np.generic)) and raw.shape == ():
+        raw = raw.item()  # a 0-d array from an npz file
     if elem:
         try:
-            return key_of(raw.item() if isinstance(raw, np.generic) else raw)
+            return key_of(raw)
         except ValueError as exc:
             raise source.error(f"param `{name}`{where}: {exc}", name) from None
-    if isinstance(raw, (bool, np.bool_)):
-        raise source.error(f"param `{name}`{where}: expected a number, got {raw}", name)
-    if isinstance(raw, (int, float, np.integer, np.floating)):
-        return float(raw)
-    if isinstance(raw, np.ndarray) and raw.shape == ():
+    if isinstance(raw, bool):
+        raise source.error(
+            f"param `{name}`{where}: expected a number, got {str(raw).lower()}", name
+        )
+    if isinstance(raw, (int, float)):
+        if math.isnan(float(raw)):
+            raise source.error(f"param `{name}`{where}: expected a number, got NaN", name)
         return float(raw)
     if isinstance(raw, str) and raw.strip().lower() in ("inf", "+inf", "-inf", "infinity"):
         return float(raw.strip().lower().replace("infinity", "inf"))

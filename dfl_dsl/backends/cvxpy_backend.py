@@ -137,6 +137,15 @@ def build(inst) -> CvxpyProblem:
     cached = getattr(inst, "_cvxpy", None)
     if cached is not None:
         return cached
+    try:
+        result = _build(inst)
+    except DflError as exc:
+        raise exc.located(inst.model.filename, inst.model.source) from None
+    inst._cvxpy = result
+    return result
+
+
+def _build(inst) -> CvxpyProblem:
     bridged: Bridged = bridge(inst.compile(), inst, keep_nonlinear=True)
     cols = _Columns(inst, bridged.width)
     integer = np.concatenate([_stack(inst, "integer").astype(bool),
@@ -175,9 +184,7 @@ def build(inst) -> CvxpyProblem:
             "CVXPY can't verify this model is convex (DCP)",
             hint="see `dfl check` for the model's class",
         )
-    result = CvxpyProblem(problem, x, theta, cols.nx)
-    inst._cvxpy = result
-    return result
+    return CvxpyProblem(problem, x, theta, cols.nx)
 
 
 def _pick(expr, mask: np.ndarray):
@@ -199,6 +206,7 @@ _STATUS = {
     cp.UNBOUNDED: "unbounded",
     cp.UNBOUNDED_INACCURATE: "unbounded",
     cp.USER_LIMIT: "feasible",
+    cp.settings.INFEASIBLE_OR_UNBOUNDED: "infeasible_or_unbounded",
 }
 
 

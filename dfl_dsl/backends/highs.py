@@ -10,6 +10,7 @@ import os
 import sys
 import time
 from contextlib import contextmanager
+
 import highspy
 import numpy as np
 import scipy.sparse as sp
@@ -120,10 +121,27 @@ class HighsModel:
         self.h.changeColsCost(self.form.n, self._cols, np.asarray(c, dtype=float))
         self.h.changeObjectiveOffset(float(c0))
 
+    def solve_fast(self) -> np.ndarray | None:
+        """Re-solve and return x only (None unless optimal): the oracle's hot path."""
+        h = self.h
+        h.run()
+        if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+            return None
+        return np.asarray(h.getSolution().col_value, dtype=float)
+
     def solve(self, *, want_duals: bool = True) -> RawResult:
         h = self.h
         h.run()
         model_status = h.getModelStatus()
+        if model_status == highspy.HighsModelStatus.kUnboundedOrInfeasible:
+            # presolve found no feasible-and-bounded point but can't say which; solving without
+            # presolve tells infeasible from unbounded
+            h.setOptionValue("presolve", "off")
+            try:
+                h.run()
+            finally:
+                h.setOptionValue("presolve", "choose")
+            model_status = h.getModelStatus()
         status = _STATUS.get(model_status, "error")
         info = h.getInfo()
         x = obj = duals = gap = None

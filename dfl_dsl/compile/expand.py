@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import ast
+from ..errors import DflError
 from ..evaluate.elements import format_key
 from ..evaluate.frame import Frame
 from ..evaluate.nonlinear import NL
@@ -61,6 +62,13 @@ class Expanded:
 
 
 def expand_model(inst) -> Expanded:
+    try:
+        return _expand(inst)
+    except DflError as exc:  # point at the model file (the evaluator knows only positions)
+        raise exc.located(inst.model.filename, inst.model.source) from None
+
+
+def _expand(inst) -> Expanded:
     ev = inst.evaluator
     width = inst.width
     objective_decl = inst.model.objective

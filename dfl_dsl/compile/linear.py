@@ -83,8 +83,12 @@ class LinearForm:
 def build_linear(inst, *, label_rows: bool = False, reduce: bool = True) -> LinearForm:
     from .reductions import rows_to_bounds
 
-    bridged = bridge(inst.compile(), inst, label_rows=label_rows)
-    form = assemble(bridged, inst, label_rows=label_rows)
+    expanded = inst.compile()
+    try:
+        bridged = bridge(expanded, inst, label_rows=label_rows)
+        form = assemble(bridged, inst, label_rows=label_rows)
+    except DflError as exc:
+        raise exc.located(inst.model.filename, inst.model.source) from None
     return rows_to_bounds(form) if reduce else form
 
 

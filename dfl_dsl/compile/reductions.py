@@ -15,6 +15,9 @@ def rows_to_bounds(form: LinearForm) -> LinearForm:
     x_j. `kept_rows` records which original rows remain (duals of the others are reported as
     missing)."""
     A = form.A.tocsr()
+    if A.nnz and not A.data.all():  # a stored zero is no variable (and no divisor)
+        A = A.copy()
+        A.eliminate_zeros()
     count = np.diff(A.indptr)
     touched_by_theta = np.zeros(form.m, dtype=bool)
     touched_by_theta[np.unique(form.row_theta.tocoo().row)] = True

@@ -42,8 +42,15 @@ def key_of(value) -> int:
 
 def keys_of(values) -> np.ndarray:
     """Keys for a sequence of elements (fast path for integer arrays)."""
-    arr = np.asarray(values) if not isinstance(values, np.ndarray) else values
-    if arr.dtype.kind in "iu" and arr.ndim == 1:
+    if isinstance(values, np.ndarray):
+        arr = values
+    elif any(isinstance(v, bool) for v in values):  # numpy would read True as 1
+        arr = None
+    else:
+        arr = np.asarray(values)
+    if arr is not None and arr.dtype.kind in "iu" and arr.ndim == 1:
+        if len(arr) and np.abs(arr).max() >= STRING_BASE:
+            raise ValueError(f"integer element {arr[np.abs(arr).argmax()]} is too large")
         return arr.astype(np.int64)
     return np.fromiter((key_of(v) for v in values), dtype=np.int64, count=len(values))
 

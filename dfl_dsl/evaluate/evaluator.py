@@ -477,9 +477,9 @@ class Evaluator:
         if node.op == "sum":
             if body.symbolic:
                 return Val(body.payload.segment_sum(row_starts), True, body.shape)
-            flat = np.asarray(body.payload).reshape(child.n, -1)
-            summed = np.stack([segment_sum(flat[:, c], starts) for c in range(flat.shape[1])],
-                              axis=1) if flat.shape[1] else np.zeros((n, 0))
+            flat = np.asarray(body.payload).reshape(child.n, g)
+            summed = np.stack([segment_sum(flat[:, c], starts) for c in range(g)],
+                              axis=1) if g else np.zeros((n, 0))
             return Val(summed.reshape((n,) + body.shape), True, body.shape)
         if body.shape != ():
             raise DflError(f"`{node.op}{{...}}` needs a scalar body", node.body.pos)

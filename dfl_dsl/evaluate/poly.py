@@ -29,7 +29,10 @@ def scale_rows(m: sp.csr_array, factor: np.ndarray) -> sp.csr_array:
 def segment_sum_rows(m: sp.csr_array, starts: np.ndarray) -> sp.csr_array:
     """Sum contiguous row groups: group g is rows starts[g]:starts[g+1]."""
     m = m.tocsr()
-    out = _csr(m.data, m.indices, m.indptr[starts], (len(starts) - 1, m.shape[1]))
+    indptr = m.indptr[starts] - m.indptr[starts[0]]
+    span = slice(m.indptr[starts[0]], m.indptr[starts[-1]])
+    # copies: sum_duplicates works in place and must not touch `m` (a cached value may own it)
+    out = _csr(m.data[span].copy(), m.indices[span].copy(), indptr, (len(starts) - 1, m.shape[1]))
     out.sum_duplicates()
     return out
 

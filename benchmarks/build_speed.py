@@ -1,0 +1,600 @@
+"""Build speed: seconds from a model + data to that model inside HiGHS, side by side.
+
+Families
+  transport  n × n, n in {100, 300, 1000}: the spec's transport.opt (n² variables, 2n rows).
+  facility   G = F in {25, 50, 75}: the facility-location benchmark of the JuMP papers
+             (Dunning, Huchette & Lubin 2017; Lubin et al. 2023), linearized: the paper's
+             second-order cone ||r||₂ <= s becomes the Chebyshev ||r||∞ <= s (see facility.opt).
+             A MILP: like the paper (time limit 0), we time the build only, never the solve.
+
+Competitors (each size and competitor in its own subprocess, so peak memory is its own)
+  ours     dfl.parse + bind + compile + linear_form + HighsModel (passModel)
+  pyomo    ConcreteModel with indexed Vars/Constraints written the usual way (rules, quicksum),
+           handed over by appsi's Highs.set_instance
+  cvxpy    cp.Problem of vectorized expressions, get_problem_data(cp.HIGHS) (canonicalization),
+           then CVXPY's own HiGHS interface up to the moment it would call run() (passModel done)
+  highspy  the floor: numpy/scipy arrays straight into Highs.passModel
+
+"to HiGHS" is the sum of every stage before the solve. Times are the best of up to --repeats
+runs (fewer when one run is slow). Transport LPs up to --solve-max are also solved (separately
+timed); a tiny instance of each family is solved by every competitor first, and the objectives
+must agree. A competitor is skipped at a size when extrapolation from its smaller sizes says
+it would take more than --cap seconds.
+
+    python benchmarks/build_speed.py [--quick] [--only ours,pyomo,cvxpy,highspy]
+                                     [--family transport,facility] [--json OUT.json]
+
+Not run in CI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from _common import (
+    Stopwatch,
+    maxrss_mb,
+    spec_text,
+    table,
+    transport_arrays,
+    transport_data,
+    transport_names,
+)
+
+HERE = Path(__file__).resolve().parent
+PLOT = HERE.parent / "docs" / "img" / "build_speed.png"
+COMPETITORS = ("ours", "pyomo", "cvxpy", "highspy")
+FAMILIES = {
+    "transport": {"sizes": (100, 300, 1000), "quick": (100, 300), "check": 20},
+    "facility": {"sizes": (25, 50, 75), "quick": (10, 25), "check": 3},
+}
+M_BIG = 2 * math.sqrt(2)  # the paper's big-M
+TARGETS = {"pyomo": 10.0, "cvxpy": 2.0, "highspy": 3.0}  # ×faster, ×faster, within ×
+
+
+def work(family: str, size: int) -> float:
+    """What a build's time scales with: the number of model nonzeros, up to a constant."""
+    return size * size if family == "transport" else (size + 1) ** 2 * size
+
+
+def facility_grid(G: int) -> tuple[np.ndarray, np.ndarray]:
+    """Customer coordinates, customer p = i (G+1) + j at (i/G, j/G)."""
+    return np.repeat(np.arange(G + 1), G + 1) / G, np.tile(np.arange(G + 1), G + 1) / G
+
+
+# ====================================================================== ours
+def ours(family: str, size: int, solve: bool):
+    import dfl_dsl as dfl
+    from dfl_dsl.backends.highs import HighsModel
+
+    if family == "transport":
+        text, name, data = spec_text("transport.opt"), "transport.opt", transport_data(size)
+    else:
+        text, name, data = (HERE / "facility.opt").read_text(), "facility.opt", {
+            "G": size, "F": size}
+
+    def run():
+        watch = Stopwatch()
+        model = dfl.parse(text, name)
+        watch.lap("parse + check")
+        inst = model.bind(data)
+        watch.lap("bind")
+        inst.compile()
+        watch.lap("compile")
+        form = inst.linear_form()
+        watch.lap("linear form")
+        hm = HighsModel(form)
+        watch.lap("hand-over")
+        objective = None
+        if solve:
+            res = hm.solve(want_duals=False)
+            watch.lap("solve")
+            objective = form.model_objective(res.objective)
+        return watch.laps, objective
+
+    return run
+
+
+# ====================================================================== Pyomo
+def pyomo(family: str, size: int, solve: bool):
+    import pyomo.environ as pyo
+    from pyomo.contrib.appsi.solvers import Highs
+
+    if family == "transport":
+        supply, demand, cost = transport_arrays(size)
+        orig, dest = transport_names(size)
+        supply_d = dict(zip(orig, supply.tolist(), strict=True))
+        demand_d = dict(zip(dest, demand.tolist(), strict=True))
+        cost_d = {(o, d): c for o, row in zip(orig, cost.tolist(), strict=True)
+                  for d, c in zip(dest, row, strict=True)}
+
+        def build():
+            m = pyo.ConcreteModel()
+            m.ORIG = pyo.Set(initialize=orig)
+            m.DEST = pyo.Set(initialize=dest)
+            m.supply = pyo.Param(m.ORIG, initialize=supply_d)
+            m.demand = pyo.Param(m.DEST, initialize=demand_d)
+            m.cost = pyo.Param(m.ORIG, m.DEST, initialize=cost_d)
+            m.ship = pyo.Var(m.ORIG, m.DEST, within=pyo.NonNegativeReals)
+            m.total_cost = pyo.Objective(expr=pyo.quicksum(
+                m.cost[i, j] * m.ship[i, j] for i in m.ORIG for j in m.DEST))
+            m.supply_limit = pyo.Constraint(m.ORIG, rule=lambda m, i: pyo.quicksum(
+                m.ship[i, j] for j in m.DEST) <= m.supply[i])
+            m.meet_demand = pyo.Constraint(m.DEST, rule=lambda m, j: pyo.quicksum(
+                m.ship[i, j] for i in m.ORIG) >= m.demand[j])
+            return m
+    else:
+        G = F = size
+
+        def build():
+            m = pyo.ConcreteModel()
+            m.GRID = pyo.RangeSet(0, G)
+            m.FACS = pyo.RangeSet(1, F)
+            m.DIMS = pyo.RangeSet(1, 2)
+            m.y = pyo.Var(m.FACS, m.DIMS, bounds=(0, 1))
+            m.s = pyo.Var(m.GRID, m.GRID, m.FACS, within=pyo.NonNegativeReals)
+            m.z = pyo.Var(m.GRID, m.GRID, m.FACS, within=pyo.Binary)
+            m.r = pyo.Var(m.GRID, m.GRID, m.FACS, m.DIMS)
+            m.d = pyo.Var()
+            m.max_distance = pyo.Objective(expr=m.d)
+            m.assign = pyo.Constraint(m.GRID, m.GRID, rule=lambda m, i, j: pyo.quicksum(
+                m.z[i, j, f] for f in m.FACS) == 1)
+            m.budget = pyo.Constraint(m.GRID, m.GRID, m.FACS, rule=lambda m, i, j, f:
+                                      m.s[i, j, f] == m.d + M_BIG * (1 - m.z[i, j, f]))
+            m.offset_x = pyo.Constraint(m.GRID, m.GRID, m.FACS, rule=lambda m, i, j, f:
+                                        m.r[i, j, f, 1] == i / G - m.y[f, 1])
+            m.offset_y = pyo.Constraint(m.GRID, m.GRID, m.FACS, rule=lambda m, i, j, f:
+                                        m.r[i, j, f, 2] == j / G - m.y[f, 2])
+            m.dist_hi = pyo.Constraint(m.GRID, m.GRID, m.FACS, m.DIMS, rule=lambda m, i, j, f, k:
+                                       m.r[i, j, f, k] <= m.s[i, j, f])
+            m.dist_lo = pyo.Constraint(m.GRID, m.GRID, m.FACS, m.DIMS, rule=lambda m, i, j, f, k:
+                                       -m.r[i, j, f, k] <= m.s[i, j, f])
+            return m
+
+    def run():
+        watch = Stopwatch()
+        m = build()
+        watch.lap("build")
+        opt = Highs()
+        opt.set_instance(m)
+        watch.lap("hand-over")
+        objective = None
+        if solve:
+            # the model is already in HiGHS: don't let solve() re-scan it for changes
+            for flag in ("check_for_new_or_removed_constraints", "check_for_new_or_removed_vars",
+                         "check_for_new_or_removed_params", "check_for_new_objective",
+                         "update_constraints", "update_vars", "update_params",
+                         "update_named_expressions", "update_objective"):
+                setattr(opt.update_config, flag, False)
+            res = opt.solve(m)
+            watch.lap("solve")
+            objective = res.best_feasible_objective
+        return watch.laps, objective
+
+    return run
+
+
+# ====================================================================== CVXPY
+class _HandedOver(Exception):
+    """Raised in place of Highs.run(): CVXPY's interface has passed the model by then."""
+
+
+def _cvxpy_handover(solver, data):
+    """CVXPY's own HiGHS interface up to its run() call; the loaded Highs object."""
+    import highspy
+
+    loaded = {}
+
+    def stop(self):
+        loaded["highs"] = self
+        raise _HandedOver
+
+    original = highspy.Highs.run
+    highspy.Highs.run = stop
+    try:
+        solver.solve_via_data(data, False, False, {})
+    except _HandedOver:
+        pass
+    finally:
+        highspy.Highs.run = original
+    return loaded["highs"]
+
+
+def cvxpy(family: str, size: int, solve: bool):
+    import cvxpy as cp
+
+    if family == "transport":
+        supply, demand, cost = transport_arrays(size)
+
+        def build():
+            ship = cp.Variable((size, size), nonneg=True)
+            return cp.Problem(cp.Minimize(cp.sum(cp.multiply(cost, ship))), [
+                cp.sum(ship, axis=1) <= supply,
+                cp.sum(ship, axis=0) >= demand,
+            ])
+    else:
+        G = F = size
+        P = (G + 1) ** 2
+        gx, gy = facility_grid(G)
+
+        def build():
+            y = cp.Variable((F, 2), bounds=[0, 1])
+            s = cp.Variable((P, F), nonneg=True)
+            z = cp.Variable((P, F), boolean=True)
+            r1, r2 = cp.Variable((P, F)), cp.Variable((P, F))
+            d = cp.Variable()
+            return cp.Problem(cp.Minimize(d), [
+                cp.sum(z, axis=1) == 1,
+                s == d + M_BIG * (1 - z),
+                r1 == gx[:, None] - cp.reshape(y[:, 0], (1, F), order="C"),
+                r2 == gy[:, None] - cp.reshape(y[:, 1], (1, F), order="C"),
+                r1 <= s, -r1 <= s, r2 <= s, -r2 <= s,
+            ])
+
+    def run():
+        watch = Stopwatch()
+        problem = build()
+        watch.lap("build")
+        data, chain, _ = problem.get_problem_data(cp.HIGHS)
+        watch.lap("canonicalize")
+        highs = _cvxpy_handover(chain.solver, data)
+        watch.lap("hand-over")
+        objective = None
+        if solve:
+            highs.run()
+            watch.lap("solve")
+            objective = highs.getInfo().objective_function_value + float(data.get("offset", 0.0))
+        return watch.laps, objective
+
+    return run
+
+
+# ====================================================================== floor: highspy
+def highspy_floor(family: str, size: int, solve: bool):
+    import highspy
+    import scipy.sparse as sp
+
+    inf = highspy.kHighsInf
+    if family == "transport":
+        supply, demand, cost = transport_arrays(size)
+
+        def build():
+            n, N = size, size * size
+            k = np.arange(N, dtype=np.int32)
+            index = np.empty(2 * N, dtype=np.int32)  # column i n + j: rows i and n + j
+            index[0::2] = k // n
+            index[1::2] = n + k % n
+            return dict(
+                n=N, m=2 * n, c=cost.ravel(), lb=np.zeros(N), ub=np.full(N, inf),
+                rl=np.r_[np.full(n, -inf), demand], ru=np.r_[supply, np.full(n, inf)],
+                start=np.arange(0, 2 * N + 1, 2, dtype=np.int32), index=index,
+                value=np.ones(2 * N), integrality=np.zeros(N, dtype=np.int32),
+            )
+    else:
+        G = F = size
+        P = (G + 1) ** 2
+        gx, gy = facility_grid(G)
+
+        def build():
+            # columns: y[f,k] (2F) | s[p,f] (PF) | z[p,f] (PF) | r[p,f,k] (2PF) | d
+            PF = P * F
+            pf = np.arange(PF)
+            p, f = pf // F, pf % F
+            Y, S, Z, R, D = 0, 2 * F, 2 * F + PF, 2 * F + 2 * PF, 2 * F + 4 * PF
+            rx, ry = R + 2 * pf, R + 2 * pf + 1
+            one, zero = np.ones(PF), np.zeros(PF)
+            # rows: assign (P) | budget (PF) | offset_x, offset_y (2PF) | dist_hi, dist_lo (4PF)
+            B, OX, OY = P, P + PF, P + 2 * PF
+            H0, H1, L0, L1 = P + 3 * PF, P + 4 * PF, P + 5 * PF, P + 6 * PF
+            rows = np.concatenate([
+                p, B + pf, B + pf, B + pf, OX + pf, OX + pf, OY + pf, OY + pf,
+                H0 + pf, H0 + pf, H1 + pf, H1 + pf, L0 + pf, L0 + pf, L1 + pf, L1 + pf])
+            cols = np.concatenate([
+                Z + pf, S + pf, Z + pf, np.full(PF, D), rx, Y + 2 * f, ry, Y + 2 * f + 1,
+                rx, S + pf, ry, S + pf, rx, S + pf, ry, S + pf])
+            vals = np.concatenate([
+                one, one, M_BIG * one, -one, one, one, one, one,
+                one, -one, one, -one, -one, -one, -one, -one])
+            m_rows, n_cols = P + 7 * PF, D + 1
+            A = sp.csc_array((vals, (rows, cols)), shape=(m_rows, n_cols))
+            A.sort_indices()
+            lb = np.full(n_cols, -inf)
+            ub = np.full(n_cols, inf)
+            lb[Y:S], ub[Y:S] = 0.0, 1.0
+            lb[S:Z] = 0.0
+            lb[Z:R], ub[Z:R] = 0.0, 1.0
+            integrality = np.zeros(n_cols, dtype=np.int32)
+            integrality[Z:R] = 1
+            rhs_eq = np.concatenate([np.ones(P), M_BIG * one, gx[p], gy[p]])
+            rl = np.concatenate([rhs_eq, np.full(4 * PF, -inf)])
+            ru = np.concatenate([rhs_eq, np.zeros(4 * PF)])
+            c = np.zeros(n_cols)
+            c[D] = 1.0
+            return dict(
+                n=n_cols, m=m_rows, c=c, lb=lb, ub=ub, rl=rl, ru=ru,
+                start=A.indptr.astype(np.int32), index=A.indices.astype(np.int32),
+                value=A.data, integrality=integrality,
+            )
+
+    def run():
+        watch = Stopwatch()
+        a = build()
+        watch.lap("build")
+        h = highspy.Highs()
+        h.setOptionValue("output_flag", False)
+        h.passModel(a["n"], a["m"], len(a["value"]), highspy.MatrixFormat.kColwise,
+                    highspy.ObjSense.kMinimize, 0.0, a["c"], a["lb"], a["ub"], a["rl"], a["ru"],
+                    a["start"], a["index"], a["value"], a["integrality"])
+        watch.lap("hand-over")
+        objective = None
+        if solve:
+            h.run()
+            watch.lap("solve")
+            objective = h.getInfo().objective_function_value
+        return watch.laps, objective
+
+    return run
+
+
+MAKERS = {"ours": ours, "pyomo": pyomo, "cvxpy": cvxpy, "highspy": highspy_floor}
+
+
+# ====================================================================== worker
+def worker(competitor: str, family: str, size: int, repeats: int, solve: bool,
+           budget_s: float) -> dict:
+    """Runs in its own process: best of up to `repeats` runs (stops early past `budget_s`)."""
+    _mute_highs_banner()
+    run = MAKERS[competitor](family, size, solve)
+    rss_before = maxrss_mb()
+    runs, spent = [], 0.0
+    while len(runs) < repeats and (not runs or spent < budget_s):
+        start = time.perf_counter()
+        laps, objective = run()
+        spent += time.perf_counter() - start
+        runs.append((laps, objective))
+        gc.collect()
+    laps, objective = min(runs, key=lambda r: _to_highs(r[0]))
+    return {"laps": laps, "objective": objective, "runs": len(runs),
+            "rss_before_mb": rss_before, "peak_rss_mb": maxrss_mb()}
+
+
+def _to_highs(laps: dict) -> float:
+    return sum(v for k, v in laps.items() if k != "solve")
+
+
+def _mute_highs_banner() -> None:
+    """HiGHS prints a banner on stdout when its first object is made; keep stdout for JSON."""
+    import highspy
+
+    sys.stdout.flush()
+    saved, devnull = os.dup(1), os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    try:
+        highspy.Highs()
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(devnull)
+
+
+def spawn(competitor: str, family: str, size: int, args, solve: bool) -> dict:
+    cmd = [sys.executable, __file__, "--worker", competitor, family, str(size),
+           "--repeats", str(args.repeats), "--budget", str(args.budget)]
+    if solve:
+        cmd.append("--solve")
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout,
+                              cwd=HERE)
+    except subprocess.TimeoutExpired:
+        return {"skipped": f"timeout after {args.timeout:.0f} s"}
+    for line in reversed(proc.stdout.splitlines()):
+        if line.startswith("RESULT "):
+            return json.loads(line[len("RESULT "):])
+    tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
+    return {"skipped": "failed: " + " / ".join(tail)}
+
+
+# ====================================================================== driver
+def extrapolate(done: list[tuple[float, float]], w: float) -> float | None:
+    """Seconds at work `w` from (work, seconds) measured at smaller sizes, with the log-log
+    slope of the last two points (at least 1: builds don't get cheaper per nonzero)."""
+    if not done:
+        return None
+    (w1, t1) = done[-1]
+    slope = 1.0
+    if len(done) >= 2:
+        (w0, t0) = done[-2]
+        slope = max(1.0, math.log(t1 / t0) / math.log(w1 / w0))
+    return t1 * (w / w1) ** slope
+
+
+def check_objectives(family: str, args, competitors) -> str:
+    size = FAMILIES[family]["check"]
+    values = {}
+    for comp in competitors:
+        res = spawn(comp, family, size, argparse.Namespace(**{**vars(args), "repeats": 1}), True)
+        values[comp] = res.get("objective")
+    finite = [v for v in values.values() if v is not None]
+    ok = bool(finite) and len(finite) == len(values) and (
+        max(finite) - min(finite) <= 1e-6 * max(1.0, abs(max(finite))))
+    listing = ", ".join(f"{c} {v:.6f}" if v is not None else f"{c} -" for c, v in values.items())
+    return f"{family} size {size} solved by each: {listing}: " + ("agree" if ok else "DISAGREE")
+
+
+def measure(args) -> dict:
+    families = args.family.split(",")
+    competitors = [c for c in COMPETITORS if c in args.only.split(",")]
+    results: dict = {"machine": machine(), "families": {}, "checks": []}
+    for family in families:
+        if not args.no_check:
+            line = check_objectives(family, args, competitors)
+            print("check:", line, flush=True)
+            results["checks"].append(line)
+        sizes = FAMILIES[family]["quick" if args.quick else "sizes"]
+        fam = results["families"][family] = {}
+        history: dict[str, list[tuple[float, float]]] = {c: [] for c in competitors}
+        for size in sizes:
+            solve = family == "transport" and size <= args.solve_max
+            for comp in competitors:
+                est = extrapolate(history[comp], work(family, size))
+                if est is not None and est > args.cap:
+                    res = {"skipped": f"extrapolated {est:.0f} s > cap {args.cap:.0f} s"}
+                else:
+                    res = spawn(comp, family, size, args, solve)
+                if "laps" in res:
+                    history[comp].append((work(family, size), _to_highs(res["laps"])))
+                fam.setdefault(str(size), {})[comp] = res
+                print(f"{family} {size} {comp}: " + (
+                    f"{_to_highs(res['laps']):.3f} s to HiGHS, peak {res['peak_rss_mb']:.0f} MiB"
+                    if "laps" in res else res["skipped"]), flush=True)
+    return results
+
+
+def machine() -> dict:
+    import platform
+
+    import cvxpy as cp
+    import highspy
+    import pyomo.version
+
+    return {
+        "nproc": os.cpu_count(), "processor": platform.processor(),
+        "python": platform.python_version(), "loadavg_start": os.getloadavg(),
+        "versions": {"numpy": np.__version__, "pyomo": pyomo.version.version,
+                     "cvxpy": cp.__version__, "highspy": _highs_version(highspy)},
+    }
+
+
+def _highs_version(highspy) -> str:
+    h = highspy.Highs()
+    return f"{h.versionMajor()}.{h.versionMinor()}.{h.versionPatch()}"
+
+
+def report(results: dict) -> str:
+    out = []
+    for family, by_size in results["families"].items():
+        label = "n" if family == "transport" else "G = F"
+        rows = []
+        for size, comps in by_size.items():
+            for comp, res in comps.items():
+                if "laps" not in res:
+                    rows.append([size, comp, res["skipped"], "-", "-", "-", "-", "-"])
+                    continue
+                laps = res["laps"]
+                stages = [k for k in laps if k not in ("hand-over", "solve")]
+                build = " + ".join(f"{laps[k]:.3f}" for k in stages)
+                rows.append([
+                    size, comp, f"{build} ({' + '.join(stages)})", laps["hand-over"],
+                    _to_highs(laps), laps.get("solve", "-"), f"{res['peak_rss_mb']:.0f}",
+                    res["runs"],
+                ])
+        out.append(f"\n{family} ({label}): seconds, best of the runs shown\n")
+        out.append(table([label, "competitor", "build stages (s)", "hand-over (s)",
+                          "to HiGHS (s)", "solve (s)", "peak RSS (MiB)", "runs"], rows))
+        out.append(f"\n{family}: ratios of time to HiGHS (targets: Pyomo/ours >= 10, "
+                   "CVXPY/ours >= 2, ours/floor <= 3 at 1000²)\n")
+        ratio_rows = []
+        for size, comps in by_size.items():
+            t = {c: _to_highs(r["laps"]) for c, r in comps.items() if "laps" in r}
+            ours_t = t.get("ours")
+            row = [size] + [t.get(c, "-") for c in COMPETITORS]
+            for comp, inverted in (("pyomo", False), ("cvxpy", False), ("highspy", True)):
+                if ours_t is None or comp not in t:
+                    row.append("-")
+                    continue
+                ratio = ours_t / t[comp] if inverted else t[comp] / ours_t
+                met = ratio <= TARGETS[comp] if inverted else ratio >= TARGETS[comp]
+                row.append(f"{ratio:.2f}× " + ("met" if met else "missed"))
+            ratio_rows.append(row)
+        out.append(table([label, "ours (s)", "Pyomo (s)", "CVXPY (s)", "floor (s)",
+                          "Pyomo / ours", "CVXPY / ours", "ours / floor"], ratio_rows))
+    return "\n".join(out)
+
+
+def plot(results: dict, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    families = list(results["families"])
+    fig, axes = plt.subplots(1, len(families), figsize=(6 * len(families), 4.5), squeeze=False)
+    styles = {"ours": "o-", "pyomo": "s--", "cvxpy": "^-.", "highspy": "d:"}
+    names = {"ours": "dfl-dsl (ours)", "pyomo": "Pyomo + appsi", "cvxpy": "CVXPY",
+             "highspy": "highspy arrays (floor)"}
+    for ax, family in zip(axes[0], families, strict=True):
+        by_size = results["families"][family]
+        for comp in COMPETITORS:
+            pts = [(int(s), _to_highs(c[comp]["laps"])) for s, c in by_size.items()
+                   if comp in c and "laps" in c[comp]]
+            if pts:
+                xs, ys = zip(*pts, strict=True)
+                ax.plot(xs, ys, styles[comp], label=names[comp])
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        sizes = [int(s) for s in by_size]
+        ax.set_xticks(sizes, [str(s) for s in sizes])
+        ax.minorticks_off()
+        ax.set_xlabel("n (n × n transport)" if family == "transport" else "G = F (facility)")
+        ax.set_ylabel("seconds from model + data to HiGHS")
+        ax.set_title(family)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend()
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes only")
+    parser.add_argument("--only", default=",".join(COMPETITORS), help="competitors to run")
+    parser.add_argument("--family", default=",".join(FAMILIES), help="families to run")
+    parser.add_argument("--repeats", type=int, default=3, help="best of this many runs")
+    parser.add_argument("--budget", type=float, default=30.0,
+                        help="no further repeat once a competitor's runs took this long (s)")
+    parser.add_argument("--cap", type=float, default=120.0,
+                        help="skip a size whose extrapolated build time exceeds this (s)")
+    parser.add_argument("--timeout", type=float, default=600.0, help="per subprocess (s)")
+    parser.add_argument("--solve-max", type=int, default=300,
+                        help="also time the solve of transport LPs up to this n")
+    parser.add_argument("--no-check", action="store_true", help="skip the tiny solve check")
+    parser.add_argument("--json", type=Path, help="write the raw results here")
+    parser.add_argument("--plot", type=Path, default=PLOT, help="where the plot goes")
+    parser.add_argument("--report", type=Path, help="print and plot saved --json results")
+    parser.add_argument("--worker", nargs=3, metavar=("COMPETITOR", "FAMILY", "SIZE"),
+                        help=argparse.SUPPRESS)
+    parser.add_argument("--solve", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+
+    if args.worker:
+        comp, family, size = args.worker
+        res = worker(comp, family, int(size), args.repeats, args.solve, args.budget)
+        print("RESULT " + json.dumps(res), flush=True)
+        return 0
+    if args.report:
+        results = json.loads(args.report.read_text())
+    else:
+        results = measure(args)
+        results["machine"]["loadavg_end"] = os.getloadavg()
+        if args.json:
+            args.json.write_text(json.dumps(results, indent=1))
+    print(f"\nmachine: {json.dumps(results['machine'])}")
+    print(report(results))
+    plot(results, args.plot)
+    print(f"\nplot: {args.plot}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,114 @@
+"""Shortest path, knapsack and portfolio data with PyEPO's formulas and seeds
+(pyepo.data.shortestpath / knapsack / portfolio, v2.2): for the same arguments these return the
+same arrays, so results compare one to one with PyEPO's.
+
+Each generator returns a `GeneratedData`: features (N × p), the true values of the model's
+predicted param (N × its shape), and the instance data (sets and fixed params) as a dict.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass
+class GeneratedData:
+    features: np.ndarray  # (N, p)
+    targets: dict[str, np.ndarray]  # predicted param name -> (N, ...) true values
+    instance: dict  # sets and fixed params for binding
+
+    def split(self, n_train: int) -> tuple[GeneratedData, GeneratedData]:
+        first = GeneratedData(self.features[:n_train],
+                              {k: v[:n_train] for k, v in self.targets.items()}, self.instance)
+        rest = GeneratedData(self.features[n_train:],
+                             {k: v[n_train:] for k, v in self.targets.items()}, self.instance)
+        return first, rest
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The training-file format (LANGUAGE.md §5): features + one array per param."""
+        return {"features": self.features, **self.targets}
+
+
+def _check(deg: int, noise: float) -> None:
+    if int(deg) != deg or deg < 1:
+        raise ValueError(f"deg must be a positive integer, got {deg}")
+    if noise < 0:
+        raise ValueError(f"noise must be >= 0, got {noise}")
+
+
+def grid_arcs(rows: int, cols: int) -> list[tuple[int, int]]:
+    """PyEPO's arc order on a grid: per row, the rightward arcs, then the downward ones."""
+    arcs = []
+    for i in range(rows):
+        for j in range(cols - 1):
+            v = i * cols + j
+            arcs.append((v, v + 1))
+        if i == rows - 1:
+            continue
+        for j in range(cols):
+            v = i * cols + j
+            arcs.append((v, v + cols))
+    return arcs
+
+
+def shortest_path(num_data: int = 1000, num_features: int = 5, grid: tuple[int, int] = (5, 5),
+                  deg: int = 1, noise_width: float = 0.0, seed: int = 135,
+                  param: str = "cost") -> GeneratedData:
+    """c = [(Bx/√p + 3)^deg + 1] / 3.5^deg · ε, ε ~ U[1 - noise, 1 + noise] (PyEPO)."""
+    _check(deg, noise_width)
+    rnd = np.random.RandomState(seed)
+    n, p = num_data, num_features
+    d = (grid[0] - 1) * grid[1] + (grid[1] - 1) * grid[0]
+    B = rnd.binomial(1, 0.5, (d, p))
+    x = rnd.normal(0, 1, (n, p))
+    c = (x @ B.T / np.sqrt(p) + 3) ** deg + 1
+    c /= 3.5**deg
+    c *= rnd.uniform(1 - noise_width, 1 + noise_width, (n, d))
+    nodes = list(range(grid[0] * grid[1]))
+    instance = {"NODES": nodes, "ARCS": [list(a) for a in grid_arcs(*grid)],
+                "source": 0, "sink": nodes[-1]}
+    return GeneratedData(x, {param: c.astype(np.float32)}, instance)
+
+
+def knapsack(num_data: int = 1000, num_features: int = 5, num_items: int = 32, dim: int = 2,
+             deg: int = 1, noise_width: float = 0.0, seed: int = 135, capacity: float = 20.0,
+             param: str = "value") -> GeneratedData:
+    """weights ~ U{3.00..7.99}; values = ⌈5[(Bx/√p + 3)^deg + 1] / 3.5^deg · ε⌉ (PyEPO)."""
+    _check(deg, noise_width)
+    rnd = np.random.RandomState(seed)
+    n, p, m = num_data, num_features, num_items
+    weights = rnd.choice(range(300, 800), size=(dim, m)) / 100
+    B = rnd.binomial(1, 0.5, (m, p))
+    x = rnd.normal(0, 1, (n, p))
+    c = (x @ B.T / np.sqrt(p) + 3) ** deg + 1
+    c *= 5
+    c /= 3.5**deg
+    c *= rnd.uniform(1 - noise_width, 1 + noise_width, (n, m))
+    c = np.ceil(c).astype(np.float32)
+    instance = {"ITEMS": list(range(m)), "DIMS": list(range(dim)), "weight": weights.tolist(),
+                "capacity": [float(capacity)] * dim}
+    return GeneratedData(x, {param: c}, instance)
+
+
+def portfolio(num_data: int = 1000, num_features: int = 5, num_assets: int = 50, deg: int = 1,
+              noise_level: float = 1.0, seed: int = 135, gamma: float = 2.25,
+              param: str = "ret") -> GeneratedData:
+    """r = (0.05 Bx/√p + 0.1^(1/deg))^deg + L f + 0.01 τ ε, Σ = L Lᵀ + (0.01 τ)² I (PyEPO);
+    the risk budget is gamma × the average risk of the equal-weight portfolio, as in PyEPO's
+    portfolio model."""
+    _check(deg, noise_level)
+    rnd = np.random.RandomState(seed)
+    n, p, m = num_data, num_features, num_assets
+    B = rnd.binomial(1, 0.5, (m, p))
+    L = rnd.uniform(-2.5e-3 * noise_level, 2.5e-3 * noise_level, (m, p))
+    x = rnd.normal(0, 1, (n, p))
+    r = (0.05 * (x @ B.T) / np.sqrt(p) + 0.1 ** (1 / deg)) ** deg
+    fe = rnd.randn(n, p + m)
+    F, E = fe[:, :p], fe[:, p:]
+    r += F @ L.T + 0.01 * noise_level * E
+    cov = L @ L.T + (1e-2 * noise_level) ** 2 * np.eye(m)
+    risk = float(gamma * np.ones(m) @ cov @ np.ones(m) / m**2)
+    instance = {"n": m, "cov": cov.tolist(), "gamma": risk}
+    return GeneratedData(x, {param: r.astype(np.float32)}, instance)

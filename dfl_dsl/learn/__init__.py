@@ -1,0 +1,1 @@
+"""Decision-focused learning: oracle, losses, metrics, predictors, layers, trainer."""

@@ -1,0 +1,255 @@
+"""Decision-focused losses. Each takes predicted params θ̂ (B, k) and the truth
+(θ (B, k), w* (B, n), z* (B,)) and works in the canonical minimized cost space ĉ = c + Cθ θ̂
+of the oracle, so minimize and maximize models share one implementation.
+
+Notation: w(c) = argmin_w cᵀw over the feasible set, z*(c) = cᵀw(c), c the true cost.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch import nn
+
+from .oracle import Oracle
+
+
+def _np(t: torch.Tensor) -> np.ndarray:
+    return t.detach().cpu().double().numpy()
+
+
+def _tensor(a: np.ndarray, like: torch.Tensor) -> torch.Tensor:
+    return torch.as_tensor(a, dtype=like.dtype, device=like.device)
+
+
+class _DFLLoss(nn.Module):
+    def __init__(self, inst_or_oracle, reduction: str = "mean") -> None:
+        super().__init__()
+        self.oracle = inst_or_oracle if isinstance(inst_or_oracle, Oracle) else Oracle(inst_or_oracle)
+        if reduction not in ("mean", "sum", "none"):
+            raise ValueError("reduction must be mean, sum or none")
+        self.reduction = reduction
+
+    def _reduce(self, loss: torch.Tensor) -> torch.Tensor:
+        if self.reduction == "mean":
+            return loss.mean()
+        if self.reduction == "sum":
+            return loss.sum()
+        return loss
+
+
+# ---------------------------------------------------------------------- SPO+
+class _SPOPlusFn(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, c_hat, c, w_true, z_true, oracle):
+        spo = oracle.solve(_np(2 * c_hat - c))
+        w = _tensor(spo.w, c_hat)
+        loss = -(2 * c_hat - c).mul(w).sum(-1) + 2 * (c_hat * w_true).sum(-1) - z_true
+        ctx.save_for_backward(w_true - w)
+        return loss
+
+    @staticmethod
+    def backward(ctx, grad):
+        (diff,) = ctx.saved_tensors
+        return 2 * diff * grad.unsqueeze(-1), None, None, None, None
+
+
+class SPOPlus(_DFLLoss):
+    """SPO+ (Elmachtoub & Grigas, "Smart 'Predict, then Optimize'", Management Science 2022):
+
+        ℓ(ĉ, c) = -min_w (2ĉ - c)ᵀw + 2ĉᵀw*(c) - z*(c),   ∂ℓ/∂ĉ = 2(w*(c) - w(2ĉ - c)).
+
+    A convex upper bound of the regret; one solve per sample.
+    """
+
+    def forward(self, theta_hat, theta, w_true, z_true):
+        c_hat = self.oracle.costs(theta_hat)
+        c = self.oracle.costs(theta).detach()
+        z = (c * w_true).sum(-1)  # z* in the canonical space without its constant
+        del z_true
+        return self._reduce(_SPOPlusFn.apply(c_hat, c, w_true.to(c_hat), z.to(c_hat), self.oracle))
+
+
+# ---------------------------------------------------------------------- perturbation
+class _Perturbed:
+    """Monte-Carlo perturbations ĉ + σZ, Z ~ N(0, I), with a private generator (seeded)."""
+
+    def __init__(self, n_samples: int, sigma: float, seed: int) -> None:
+        if n_samples < 1 or sigma <= 0:
+            raise ValueError("n_samples must be >= 1 and sigma > 0")
+        self.n_samples, self.sigma = n_samples, sigma
+        self.generator = torch.Generator().manual_seed(seed)
+
+    def sample(self, c_hat: torch.Tensor) -> torch.Tensor:
+        b, n = c_hat.shape
+        z = torch.randn((b, self.n_samples, n), generator=self.generator, dtype=torch.float64)
+        return z.to(c_hat)
+
+    def solve(self, oracle: Oracle, c_hat: torch.Tensor, noise: torch.Tensor):
+        perturbed = c_hat.detach().unsqueeze(1) + self.sigma * noise
+        b, s, n = perturbed.shape
+        batch = oracle.solve(_np(perturbed.reshape(b * s, n)))
+        return perturbed, _tensor(batch.w, c_hat).reshape(b, s, n)
+
+
+class _PFYLFn(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, c_hat, w_true, module):
+        noise = module.perturb.sample(c_hat)
+        perturbed, sols = module.perturb.solve(module.oracle, c_hat, noise)
+        expected = sols.mean(1)
+        f = torch.einsum("bsn,bsn->bs", perturbed, sols).mean(1)
+        loss = (c_hat * w_true).sum(-1) - f
+        ctx.save_for_backward(w_true - expected)
+        return loss
+
+    @staticmethod
+    def backward(ctx, grad):
+        (diff,) = ctx.saved_tensors
+        return diff * grad.unsqueeze(-1), None, None
+
+
+class PFYL(_DFLLoss):
+    """Perturbed Fenchel–Young loss (Berthet et al., "Learning with differentiable perturbed
+    optimizers", NeurIPS 2020), for a minimization oracle:
+
+        ℓ(ĉ, w*) = ĉᵀw* - E_Z[min_w (ĉ + σZ)ᵀw] >= 0,   ∂ℓ/∂ĉ = w* - E_Z[w(ĉ + σZ)].
+    """
+
+    def __init__(self, inst, n_samples: int = 10, sigma: float = 1.0, seed: int = 135,
+                 reduction: str = "mean") -> None:
+        super().__init__(inst, reduction)
+        self.perturb = _Perturbed(n_samples, sigma, seed)
+
+    def forward(self, theta_hat, theta, w_true, z_true):
+        c_hat = self.oracle.costs(theta_hat)
+        return self._reduce(_PFYLFn.apply(c_hat, w_true.to(c_hat), self))
+
+
+class _PerturbedOptFn(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, c_hat, module):
+        noise = module.perturb.sample(c_hat)
+        _, sols = module.perturb.solve(module.oracle, c_hat, noise)
+        ctx.save_for_backward(sols, noise)
+        ctx.sigma = module.perturb.sigma
+        return sols.mean(1)
+
+    @staticmethod
+    def backward(ctx, grad):
+        sols, noise = ctx.saved_tensors
+        # Stein: ∂E[w(ĉ+σZ)]/∂ĉ = E[w(ĉ+σZ) Zᵀ]/σ ; the vector-Jacobian product with `grad`:
+        jvp = torch.einsum("bsn,bn->bs", sols, grad)
+        return torch.einsum("bs,bsn->bn", jvp, noise) / (noise.shape[1] * ctx.sigma), None
+
+
+class DPO(_DFLLoss):
+    """Differentiable perturbed optimizer (Berthet et al., NeurIPS 2020): the smoothed decision
+    w̄(ĉ) = E_Z[w(ĉ + σZ)], differentiated by Stein's lemma; trained on its true regret
+
+        ℓ(ĉ, c) = cᵀw̄(ĉ) - z*(c).
+    """
+
+    def __init__(self, inst, n_samples: int = 10, sigma: float = 1.0, seed: int = 135,
+                 reduction: str = "mean") -> None:
+        super().__init__(inst, reduction)
+        self.perturb = _Perturbed(n_samples, sigma, seed)
+
+    def decisions(self, c_hat: torch.Tensor) -> torch.Tensor:
+        return _PerturbedOptFn.apply(c_hat, self)
+
+    def forward(self, theta_hat, theta, w_true, z_true):
+        c_hat = self.oracle.costs(theta_hat)
+        c = self.oracle.costs(theta).detach()
+        w_bar = self.decisions(c_hat)
+        return self._reduce((c * (w_bar - w_true.to(c))).sum(-1))
+
+
+# ---------------------------------------------------------------------- DBB
+class _BlackboxFn(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, c_hat, module):
+        w = _tensor(module.oracle.solve(_np(c_hat)).w, c_hat)
+        ctx.save_for_backward(c_hat.detach(), w)
+        ctx.module = module
+        return w
+
+    @staticmethod
+    def backward(ctx, grad):
+        c_hat, w = ctx.saved_tensors
+        lam = ctx.module.lambd
+        w_lam = _tensor(ctx.module.oracle.solve(_np(c_hat + lam * grad)).w, c_hat)
+        return -(w - w_lam) / lam, None
+
+
+class DBB(_DFLLoss):
+    """Differentiable black-box solver (Vlastelica/Pogančić et al., "Differentiation of
+    blackbox combinatorial solvers", ICLR 2020): the forward pass is the solver's w(ĉ); the
+    backward pass interpolates, ∂ℓ/∂ĉ ≈ -(w(ĉ) - w(ĉ + λ ∂ℓ/∂w)) / λ. Trained on the regret
+
+        ℓ(ĉ, c) = cᵀw(ĉ) - z*(c).
+    """
+
+    def __init__(self, inst, lambd: float = 10.0, reduction: str = "mean") -> None:
+        super().__init__(inst, reduction)
+        if lambd <= 0:
+            raise ValueError("lambd must be positive")
+        self.lambd = lambd
+
+    def decisions(self, c_hat: torch.Tensor) -> torch.Tensor:
+        return _BlackboxFn.apply(c_hat, self)
+
+    def forward(self, theta_hat, theta, w_true, z_true):
+        c_hat = self.oracle.costs(theta_hat)
+        c = self.oracle.costs(theta).detach()
+        w = self.decisions(c_hat)
+        return self._reduce((c * (w - w_true.to(c))).sum(-1))
+
+
+# ---------------------------------------------------------------------- NCE
+class NCE(_DFLLoss):
+    """Noise-contrastive estimation over a solution pool (Mulamba et al., "Contrastive losses
+    and solution caching for predict-and-optimize", IJCAI 2021):
+
+        ℓ(ĉ) = mean_{w ∈ S} ĉᵀ(w* - w),
+
+    pushing the true solution to cost less under ĉ than the pool S's other solutions. With
+    `solve_ratio` the pool grows by solving a fraction of the predictions each step.
+    """
+
+    def __init__(self, inst, solve_ratio: float = 1.0, seed: int = 135,
+                 reduction: str = "mean") -> None:
+        super().__init__(inst, reduction)
+        if not 0 <= solve_ratio <= 1:
+            raise ValueError("solve_ratio must be in [0, 1]")
+        self.solve_ratio = solve_ratio
+        self.rng = np.random.default_rng(seed)
+
+    def seed_pool(self, solutions: np.ndarray) -> None:
+        for row in np.asarray(solutions):
+            self.oracle.pool.setdefault(np.round(row, 9).tobytes(), row)
+
+    def forward(self, theta_hat, theta, w_true, z_true):
+        c_hat = self.oracle.costs(theta_hat)
+        if self.rng.random() < self.solve_ratio or not self.oracle.pool:
+            self.oracle.solve(_np(c_hat))  # adds the predictions' solutions to the pool
+        pool = _tensor(self.oracle.pool_array(), c_hat)
+        loss = (c_hat * w_true.to(c_hat)).sum(-1, keepdim=True) - c_hat @ pool.T
+        return self._reduce(loss.mean(-1))
+
+
+# ---------------------------------------------------------------------- two-stage
+class MSE(nn.Module):
+    """Two-stage baseline: fit the params themselves, ℓ = ‖θ̂ - θ‖² (mean over entries)."""
+
+    def __init__(self, inst=None, reduction: str = "mean") -> None:
+        super().__init__()
+        self.reduction = reduction
+
+    def forward(self, theta_hat, theta, w_true=None, z_true=None):
+        loss = ((theta_hat - theta.to(theta_hat)) ** 2).mean(-1)
+        return loss.mean() if self.reduction == "mean" else loss.sum() if (
+            self.reduction == "sum") else loss
+
+
+LOSSES = {"spo+": SPOPlus, "pfyl": PFYL, "dpo": DPO, "dbb": DBB, "nce": NCE, "mse": MSE}

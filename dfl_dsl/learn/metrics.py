@@ -1,0 +1,43 @@
+"""Decision quality: regret and normalized regret (PyEPO's definition, Tang & Khalil 2024).
+
+regret_i = c_iᵀ w(ĉ_i) - z*(c_i) (canonical, minimized space, so always >= 0), and the
+normalized regret is Σ_i regret_i / Σ_i |z*_i| with z* the model's true optimal value.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from .oracle import Oracle
+
+
+def regret(oracle: Oracle, theta_hat, theta, w_true: np.ndarray | None = None) -> np.ndarray:
+    """Per-sample regret of deciding with θ̂ when the truth is θ."""
+    theta_hat_t = torch.as_tensor(np.asarray(theta_hat, dtype=float), dtype=torch.float64)
+    theta_t = torch.as_tensor(np.asarray(theta, dtype=float), dtype=torch.float64)
+    c = oracle.costs(theta_t).numpy()
+    w_hat = oracle.solve(oracle.costs(theta_hat_t).numpy()).w
+    if w_true is None:
+        w_true = oracle.solve(c).w
+    return np.maximum(np.einsum("bn,bn->b", c, w_hat - w_true), 0.0)
+
+
+def true_objective(oracle: Oracle, theta, w_true: np.ndarray) -> np.ndarray:
+    """z*(c) in the model's own sense, constant included."""
+    theta = np.asarray(theta, dtype=float)
+    c = oracle.costs(torch.as_tensor(theta, dtype=torch.float64)).numpy()
+    canonical = np.einsum("bn,bn->b", c, w_true) + oracle.constant(theta)
+    return oracle.form.sign * canonical
+
+
+def normalized_regret(oracle: Oracle, theta_hat, theta, w_true=None, z_true=None) -> float:
+    """Σ regret / Σ |z*| (PyEPO's normalized regret)."""
+    theta = np.asarray(theta, dtype=float)
+    if w_true is None:
+        c = oracle.costs(torch.as_tensor(theta, dtype=torch.float64)).numpy()
+        w_true = oracle.solve(c).w
+    if z_true is None:
+        z_true = true_objective(oracle, theta, w_true)
+    total = float(np.abs(z_true).sum())
+    return float(regret(oracle, theta_hat, theta, w_true).sum() / (total + 1e-7))

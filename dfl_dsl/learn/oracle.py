@@ -1,0 +1,167 @@
+"""The solver oracle of decision-focused learning: a batch of predicted params -> optimal
+decisions, re-solving one warm HiGHS model whose only change is the cost vector.
+
+Costs live in the canonical (minimized) space of `LinearForm`: ĉ = c + Cθ θ̂. Losses and
+metrics work there, so minimize and maximize models share one code path (as in PyEPO, where
+losses share one solver-oracle interface; Tang & Khalil, "PyEPO", Math. Prog. Comp. 2024).
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from ..backends.highs import HighsModel
+from ..compile.linear import LinearForm
+from ..errors import DflError
+
+
+@dataclass
+class Batch:
+    """Optimal decisions (full canonical vector, auxiliaries included) and canonical costs."""
+
+    w: np.ndarray  # (B, n)
+    objective: np.ndarray  # (B,) canonical ĉᵀw (without the constant c0)
+
+
+class Oracle:
+    """Batched argmin of ĉᵀw over the instance's feasible set.
+
+    `processes > 1` spreads a batch over worker processes, each holding its own HiGHS model.
+    `pool` keeps every distinct solution seen (the solution pool that NCE and caching use).
+    """
+
+    def __init__(self, inst, *, processes: int = 1, time_limit: float | None = None) -> None:
+        form = inst.linear_form()
+        if form.n_theta == 0 or not inst.predicted:
+            raise DflError(
+                "the model has no `predicted` param to learn",
+                hint="mark the numbers a network predicts with `: predicted`",
+                filename=inst.model.filename,
+            )
+        if form.theta_in_constraints:
+            raise DflError(
+                "predicted params enter the constraints; the decision-focused losses here need "
+                "them in the objective only",
+                filename=inst.model.filename,
+            )
+        if form.is_qp:
+            raise DflError(
+                "the objective is quadratic; these losses need a linear objective (LP/MILP)",
+                hint="for QPs use inst.layer(method='cvxpylayers') or the flexqp backend",
+                filename=inst.model.filename,
+            )
+        self.inst = inst
+        self.form: LinearForm = form
+        self.n = form.n
+        self.time_limit = time_limit
+        self.theta_index = _predicted_index(inst)
+        self._model = HighsModel(form, theta=np.zeros(form.n_theta), time_limit=time_limit)
+        self.solver_calls = 0
+        self.processes = max(1, int(processes))
+        self._workers = None
+        self.pool: dict[bytes, np.ndarray] = {}
+        c_theta = form.c_theta.tocsc()[:, self.theta_index]
+        self._c = torch.as_tensor(form.c, dtype=torch.float64)
+        self._c_theta = torch.as_tensor(c_theta.toarray(), dtype=torch.float64)
+        self._c0_theta = form.c0_theta[self.theta_index]
+
+    # ------------------------------------------------------------------ costs
+    @property
+    def n_theta(self) -> int:
+        return len(self.theta_index)
+
+    def costs(self, theta: torch.Tensor) -> torch.Tensor:
+        """Canonical cost vectors ĉ = c + Cθ θ (differentiable in θ), shape (B, n)."""
+        c = self._c.to(theta.device, theta.dtype)
+        m = self._c_theta.to(theta.device, theta.dtype)
+        return c + theta @ m.T
+
+    def constant(self, theta: np.ndarray) -> np.ndarray:
+        """The canonical objective's constant c0(θ) per sample."""
+        return self.form.c0 + theta @ self._c0_theta
+
+    # ------------------------------------------------------------------ solving
+    def solve(self, costs: np.ndarray | torch.Tensor) -> Batch:
+        """argmin_w ĉᵀw for each row of `costs` (canonical space)."""
+        if isinstance(costs, torch.Tensor):
+            costs = costs.detach().cpu().double().numpy()
+        costs = np.atleast_2d(np.asarray(costs, dtype=float))
+        if not np.all(np.isfinite(costs)):
+            raise FloatingPointError("non-finite predicted costs reached the solver")
+        if self.processes > 1 and len(costs) >= 2 * self.processes:
+            w = self._solve_parallel(costs)
+        else:
+            w = np.stack([self._solve_one(c) for c in costs])
+        objective = np.einsum("bn,bn->b", costs, w)
+        for row in w:
+            self.pool.setdefault(np.round(row, 9).tobytes(), row)
+        return Batch(w, objective)
+
+    def _solve_one(self, c: np.ndarray) -> np.ndarray:
+        self._model.set_objective(c, 0.0)
+        self.solver_calls += 1
+        x = self._model.solve_fast()
+        if x is None:
+            result = self._model.solve(want_duals=False)
+            raise DflError(f"the oracle found no solution (status {result.status})")
+        return x
+
+    def _solve_parallel(self, costs: np.ndarray) -> np.ndarray:
+        if self._workers is None:
+            ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+            self._workers = ctx.Pool(self.processes, _worker_init, (self.form, self.time_limit))
+        chunks = np.array_split(costs, self.processes)
+        parts = self._workers.map(_worker_solve, chunks)
+        return np.concatenate(parts)
+
+    def solve_theta(self, theta: np.ndarray | torch.Tensor) -> Batch:
+        """Decisions for predicted params θ (B, n_theta)."""
+        theta_t = torch.as_tensor(np.asarray(theta) if not isinstance(theta, torch.Tensor)
+                                  else theta.detach().cpu(), dtype=torch.float64)
+        return self.solve(self.costs(theta_t))
+
+    def pool_array(self) -> np.ndarray:
+        return np.stack(list(self.pool.values())) if self.pool else np.zeros((0, self.n))
+
+    def close(self) -> None:
+        if self._workers is not None:
+            self._workers.close()
+            self._workers.join()
+            self._workers = None
+
+    def __del__(self) -> None:  # pragma: no cover - best effort
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+def _predicted_index(inst) -> np.ndarray:
+    """Positions of the predicted params' entries within θ (uncertain ones excluded)."""
+    parts = []
+    start = inst.n_vars
+    for entity in inst.thetas:
+        if entity.decl.is_predicted:
+            parts.append(entity.offset - start + np.arange(entity.size))
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+
+
+_worker_model: HighsModel | None = None
+
+
+def _worker_init(form: LinearForm, time_limit: float | None) -> None:
+    global _worker_model
+    _worker_model = HighsModel(form, theta=np.zeros(form.n_theta), time_limit=time_limit)
+
+
+def _worker_solve(costs: np.ndarray) -> np.ndarray:
+    out = []
+    for c in costs:
+        _worker_model.set_objective(c, 0.0)
+        result = _worker_model.solve(want_duals=False)
+        out.append(result.x)
+    return np.stack(out) if out else np.zeros((0, _worker_model.form.n))

@@ -1,0 +1,158 @@
+"""What `dfl train`, `dfl eval` and `dfl generate` do, as functions (the CLI only parses)."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+
+from ..errors import DflError
+from ..model import load
+from .dataset import DFLData
+from .recipe import find_recipe, run_generator
+from .trainer import Trainer, load_checkpoint
+
+
+def _instance_and_data(model_path: Path, data, train_file, test_file):
+    """The bound instance, training and test data: from files, or from the model's recipe."""
+    model = load(model_path)
+    recipe = find_recipe(Path(model_path)) if train_file is None else None
+    if train_file is None and recipe is None:
+        raise DflError(
+            "no training data: give --train FILE.npz (see `dfl generate`), or ship a recipe "
+            f"{Path(model_path).with_suffix('.gen.yaml').name} beside the model",
+            filename=str(model_path),
+        )
+    generated = recipe.generate() if recipe is not None else None
+    if data is None and generated is None:
+        raise DflError("give the instance data with --data", filename=str(model_path))
+    inst = model.bind(data if data is not None else generated[0].instance)
+    if generated is not None:
+        train = DFLData.from_arrays(inst, generated[0].arrays(), str(recipe.path))
+        test = DFLData.from_arrays(inst, generated[1].arrays(), str(recipe.path))
+    else:
+        train = DFLData.from_npz(inst, train_file)
+        test = DFLData.from_npz(inst, test_file) if test_file is not None else None
+    if test_file is not None and generated is not None:
+        test = DFLData.from_npz(inst, test_file)
+    return inst, train, test
+
+
+def train_command(model_path: Path, data, train_file, test_file, *, loss: str, predictor: str,
+                  epochs: int, batch_size: int, lr: float, optimizer: str, weight_decay: float,
+                  cautious_wd: bool, device: str, seed: int, processes: int, save, plot,
+                  console: Console, progress: bool = True) -> dict:
+    for path, suffix in ((save, None), (plot, ".png")):
+        if path is not None and suffix and Path(path).suffix.lower() != suffix:
+            raise DflError(f"--plot writes a PNG file: {path} should end in {suffix}")
+    inst, train, test = _instance_and_data(model_path, data, train_file, test_file)
+    trainer = Trainer(
+        inst, loss, predictor, epochs=epochs, batch_size=batch_size, lr=lr, optimizer=optimizer,
+        weight_decay=weight_decay, cautious_wd=cautious_wd, device=device, seed=seed,
+        processes=processes, console=console, progress=progress,
+    )
+    start = time.perf_counter()
+    history = trainer.fit(train, test, "test" if test is not None else "val")
+    elapsed = time.perf_counter() - start
+    result = {
+        "regret": trainer.regret(test) if test is not None else trainer.regret(train),
+        "regret_on": "test" if test is not None else "train",
+        "train_regret": trainer.regret(train),
+        "loss": loss,
+        "epochs": epochs,
+        "time_s": round(elapsed, 4),
+        "time_per_epoch_s": round(float(np.mean([e["train_time_s"] for e in history.epochs])),
+                                  4),
+        "history": history.epochs,
+    }
+    if save is not None:
+        trainer.save(save)
+        result["checkpoint"] = str(save)
+    if plot is not None:
+        from .plots import training_curve
+
+        training_curve(history.epochs, plot, title=f"{inst.model.name}: {loss}")
+        result["plot"] = str(plot)
+    trainer.oracle.close()
+    _print_summary(result, console)
+    return result
+
+
+def _print_summary(result: dict, console: Console) -> None:
+    table = Table(title="training", title_justify="left")
+    table.add_column("epoch", justify="right")
+    table.add_column("loss", justify="right")
+    table.add_column("regret", justify="right")
+    table.add_column("time (s)", justify="right")
+    for e in result["history"]:
+        regret = next((v for k, v in e.items() if k.endswith("_regret")), None)
+        table.add_row(str(e["epoch"]), f"{e['loss']:.4f}",
+                      "-" if regret is None else f"{regret:.4f}", f"{e['train_time_s']:.3f}")
+    console.print(table)
+    console.print(
+        f"normalized regret ({result['regret_on']}): [bold]{result['regret']:.4f}[/bold]   "
+        f"train: {result['train_regret']:.4f}   time: {result['time_s']:.2f} s "
+        f"({result['time_per_epoch_s']:.3f} s/epoch)"
+    )
+
+
+def eval_command(model_path: Path, data, checkpoint: Path, test_file, *, console: Console) -> dict:
+    inst, train, test = _instance_and_data(model_path, data, None if test_file is None else
+                                           test_file, test_file)
+    test = test if test is not None else train
+    predictor = load_checkpoint(checkpoint, inst)
+    from .metrics import normalized_regret
+    from .oracle import Oracle
+
+    oracle = Oracle(inst)
+    test.solved(oracle)
+    import torch
+
+    with torch.no_grad():
+        theta_hat = predictor(torch.as_tensor(test.features, dtype=torch.float32)).double()
+    regret = normalized_regret(oracle, theta_hat.numpy(), test.theta, test.w, test.z)
+    console.print(f"normalized regret: [bold]{regret:.4f}[/bold] on {len(test)} samples")
+    return {"regret": regret, "samples": len(test), "checkpoint": str(checkpoint)}
+
+
+def generate_command(problem: str, out_file: Path, instance: Path | None, *, num_data: int,
+                     features: int, deg: int, noise: float, seed: int, grid: str, items: int,
+                     dims: int, assets: int, console: Console) -> None:
+    args: dict = {"num_data": num_data, "num_features": features, "deg": deg, "seed": seed}
+    if problem == "shortest_path":
+        try:
+            rows, cols = (int(v) for v in grid.lower().split("x"))
+        except ValueError:
+            raise DflError(f"--grid must look like 5x5, got {grid!r}") from None
+        args.update(grid=(rows, cols), noise_width=noise)
+    elif problem == "knapsack":
+        args.update(num_items=items, dim=dims, noise_width=noise)
+    elif problem == "portfolio":
+        args.update(num_assets=assets, noise_level=noise)
+    data = run_generator(problem, args)
+    if Path(out_file).suffix != ".npz":
+        raise DflError(f"--out writes an .npz training file: {out_file}")
+    _write_atomic(Path(out_file), lambda f: np.savez(f, **data.arrays()))
+    if instance is not None:
+        import json
+
+        _write_atomic(Path(instance), lambda f: f.write(json.dumps(data.instance).encode()))
+    console.print(f"wrote {num_data} samples to {out_file}"
+                  + (f" and the instance to {instance}" if instance else ""))
+
+
+def _write_atomic(path: Path, write) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=path.suffix, dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            write(handle)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -1,0 +1,41 @@
+"""Helpers for the tests: the acceptance spec, models from text, evaluating a Poly."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import dfl_dsl as dfl
+
+SPEC = Path(__file__).resolve().parents[1] / ".." / "shared" / "spec"
+
+
+def spec_dir() -> Path:
+    if not (SPEC / "expected.json").is_file():
+        pytest.skip("the acceptance spec (../shared/spec) is not here")
+    return SPEC
+
+
+def expected() -> dict:
+    return json.loads((spec_dir() / "expected.json").read_text())
+
+
+def bind(text: str, data=None, name: str = "m.opt"):
+    """Parse, check and bind a model given as text."""
+    return dfl.parse(text, name).bind(data if data is not None else {})
+
+
+def poly_at(poly, z: np.ndarray) -> np.ndarray:
+    """Every row of a Poly evaluated at z."""
+    out = poly.const + poly.lin @ z
+    if poly.quad is not None and poly.quad.nnz:
+        out = out + poly.quad @ (z[poly.pairs[:, 0]] * z[poly.pairs[:, 1]])
+    return np.asarray(out, dtype=float)
+
+
+def write_json(path: Path, data) -> Path:
+    path.write_text(json.dumps(data, indent=1))
+    return path

@@ -1,0 +1,182 @@
+"""The pyomo backend against the shared acceptance models, and against the highs backend."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import highspy
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+import dfl_dsl as dfl
+from dfl_dsl.backends import pyomo_backend
+from dfl_dsl.cli import app
+from dfl_dsl.errors import DflError
+
+SPEC = Path(__file__).parents[2] / ".." / "shared" / "spec"
+MODELS = ["transport", "knapsack", "shortest_path", "qp", "simplex_lsq", "energy_schedule"]
+
+pytestmark = pytest.mark.skipif(not SPEC.is_dir(), reason="shared/spec is not checked out")
+
+
+@pytest.fixture(scope="module")
+def expected() -> dict:
+    return json.loads((SPEC / "expected.json").read_text())
+
+
+def bind(name: str, data: str | None = None):
+    return dfl.load(SPEC / f"{name}.opt").bind(SPEC / f"{data or name}.json")
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_spec_objective(name, expected):
+    want = expected[name]
+    sol = bind(name).solve("pyomo")
+    assert sol.backend == "pyomo"
+    assert sol.status == want["status"]
+    assert sol.objective == pytest.approx(want["objective"], rel=want.get("tol", 1e-6))
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_same_answer_as_highs(name):
+    inst = bind(name)
+    ours, ref = inst.solve("pyomo"), inst.solve("highs")
+    assert ours.objective == pytest.approx(ref.objective, rel=1e-9, abs=1e-9)
+    if inst.linear_form().is_mip:
+        assert ours.gap == pytest.approx(0.0, abs=1e-6) and ours.duals is None
+        return
+    # continuous: row duals in the canonical row order, signed as the highs backend signs them
+    assert ours.duals is not None and ours.duals.keys() == ref.duals.keys()
+    for name_, values in ref.duals.items():
+        np.testing.assert_allclose(ours.duals[name_], values, atol=1e-6)
+
+
+def test_qp_infeasible():
+    sol = bind("qp", "qp_infeasible").solve("pyomo")
+    assert sol.status == "infeasible"
+    assert sol.objective is None and sol.x is None
+
+
+def test_maximize_keeps_its_sign():
+    inst = bind("knapsack")
+    sol = inst.solve("pyomo")
+    data = json.loads((SPEC / "knapsack.json").read_text())
+    value = np.array(data["value"], dtype=float)  # one per item, in ITEMS order
+    assert sol.objective > 0
+    assert sol.objective == pytest.approx(float(value @ sol.value("pick")))
+
+
+@pytest.mark.parametrize("suffix", [".lp", ".mps"])
+def test_write_is_readable(tmp_path, suffix):
+    path = tmp_path / f"transport{suffix}"
+    sol = bind("transport").solve("pyomo", write=path)
+    assert sol.status == "optimal"
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    assert h.readModel(str(path)) == highspy.HighsStatus.kOk
+    h.run()
+    assert h.getInfo().objective_function_value == pytest.approx(sol.objective)
+
+
+def test_write_nl(tmp_path):
+    path = tmp_path / "qp.nl"
+    bind("qp").solve("pyomo", write=path)
+    assert path.read_text().startswith("g")  # an AMPL .nl text header
+
+
+def test_write_bad_suffix_raises_before_solving(tmp_path, monkeypatch):
+    def no_solve(*args, **kwargs):
+        raise AssertionError("solved before the suffix was checked")
+
+    monkeypatch.setattr(pyomo_backend, "solve_model", no_solve)
+    path = tmp_path / "transport.txt"
+    with pytest.raises(DflError) as err:
+        bind("transport").solve("pyomo", write=path)
+    assert ".lp" in err.value.hint and ".mps" in err.value.hint and ".nl" in err.value.hint
+    assert not path.exists()
+
+
+def test_seed_reaches_highs(monkeypatch):
+    seen = []
+    run = pyomo_backend._run
+
+    def spy(solver, model, time_limit, options):
+        seen.append((time_limit, dict(options)))
+        return run(solver, model, time_limit, options)
+
+    monkeypatch.setattr(pyomo_backend, "_run", spy)
+    sol = bind("knapsack").solve("pyomo", seed=7, time_limit=30)
+    assert sol.status == "optimal" and sol.objective == pytest.approx(20.0)
+    assert seen == [(30, {"random_seed": 7})]
+
+
+def test_ambiguous_status_is_settled_without_presolve(monkeypatch):
+    from pyomo.contrib.solver.common.results import TerminationCondition
+
+    seen = []
+    run = pyomo_backend._run
+
+    def presolve_cannot_tell(solver, model, time_limit, options):
+        seen.append(dict(options))
+        results = run(solver, model, time_limit, options)
+        if len(seen) == 1:
+            results.termination_condition = TerminationCondition.infeasibleOrUnbounded
+        return results
+
+    monkeypatch.setattr(pyomo_backend, "_run", presolve_cannot_tell)
+    sol = bind("qp", "qp_infeasible").solve("pyomo")
+    assert sol.status == "infeasible"
+    assert seen[1] == {"presolve": "off"}
+
+
+def test_unbounded():
+    inst = dfl.parse(
+        "model u; var x; var y >= 0; minimize o: x + y; subject to c: x - y <= 3;"
+    ).bind({})
+    assert inst.solve("pyomo").status == "unbounded"
+
+
+def _hard_knapsack():
+    rng = np.random.default_rng(0)
+    n, d = 200, 10
+    items, dims = [f"i{k}" for k in range(n)], [f"d{k}" for k in range(d)]
+    w = rng.integers(1, 1000, size=(d, n))
+    value = w.mean(0) + rng.integers(0, 100, size=n)
+    return {
+        "ITEMS": items, "DIMS": dims,
+        "weight": {dd: dict(zip(items, w[a].tolist(), strict=True)) for a, dd in enumerate(dims)},
+        "capacity": {dd: int(w[a].sum() // 2) for a, dd in enumerate(dims)},
+        "value": dict(zip(items, value.tolist(), strict=True)),
+    }
+
+
+def test_time_limit_keeps_the_incumbent():
+    inst = dfl.load(SPEC / "knapsack.opt").bind(_hard_knapsack())
+    sol = inst.solve("pyomo", time_limit=0.1)
+    assert sol.status in ("feasible", "optimal")  # a fast machine might prove it in time
+    assert sol.objective is not None and sol.objective > 0 and sol.gap is not None
+    if sol.status == "feasible":
+        assert sol.gap > 0
+
+
+def test_cli_solve_json():
+    result = CliRunner().invoke(app, [
+        "solve", str(SPEC / "transport.opt"), "-d", str(SPEC / "transport.json"),
+        "--backend", "pyomo", "--json",
+    ])
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    assert payload["backend"] == "pyomo"
+    assert payload["status"] == "optimal"
+    assert payload["objective"] == pytest.approx(196200.0, rel=1e-9)
+
+
+def test_cli_write_bad_suffix_is_a_user_error(tmp_path):
+    result = CliRunner().invoke(app, [
+        "solve", str(SPEC / "transport.opt"), "-d", str(SPEC / "transport.json"),
+        "--backend", "pyomo", "--write", str(tmp_path / "m.xyz"),
+    ])
+    assert result.exit_code == 2
+    assert ".mps" in result.output

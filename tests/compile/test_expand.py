@@ -1,0 +1,78 @@
+"""expand: objective and constraint rows `lo <= body <= hi`, their labels and counts."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from _helpers import bind, poly_at
+
+from dfl_dsl import DflError
+from dfl_dsl.evaluate.poly import Poly
+
+TRANSPORTISH = """
+set I; set J;
+param cap{I}; param need{J};
+var s{I, J} >= 0;
+minimize f: sum{i in I, j in J} s[i, j];
+subject to supply{i in I}: sum{j in J} s[i, j] <= cap[i];
+subject to demand{j in J}: sum{i in I} s[i, j] >= need[j];
+subject to fixed{i in I, j in J: i == "a"}: s[i, j] == 1;
+"""
+
+
+@pytest.fixture()
+def inst():
+    return bind(TRANSPORTISH, {"I": ["a", "b"], "J": [1, 2, 3],
+                               "cap": [10, 20], "need": [1, 2, 3]})
+
+
+def test_row_counts_and_labels(inst):
+    ex = inst.compile()
+    assert ex.row_counts() == {"supply": 2, "demand": 3, "fixed": 3}
+    by = {r.name: r for r in ex.constraints}
+    assert by["supply"].labels() == ["supply[a]", "supply[b]"]
+    assert by["fixed"].labels() == ["fixed[a, 1]", "fixed[a, 2]", "fixed[a, 3]"]
+
+
+def test_bounds_follow_the_operator(inst):
+    by = {r.name: r for r in inst.compile().constraints}
+    z = np.arange(1, 7, dtype=float)  # s in row-major order over I × J
+    # body = lhs - rhs; `<=` is (-inf, 0], `>=` is [0, inf), `==` is [0, 0]
+    assert np.allclose(poly_at(by["supply"].body, z), [1 + 2 + 3 - 10, 4 + 5 + 6 - 20])
+    assert by["supply"].lo.tolist() == [-np.inf] * 2 and by["supply"].hi.tolist() == [0, 0]
+    assert np.allclose(poly_at(by["demand"].body, z), [1 + 4 - 1, 2 + 5 - 2, 3 + 6 - 3])
+    assert by["demand"].lo.tolist() == [0] * 3 and by["demand"].hi.tolist() == [np.inf] * 3
+    assert by["fixed"].lo.tolist() == by["fixed"].hi.tolist() == [0, 0, 0]
+
+
+def test_objective_is_one_row(inst):
+    ex = inst.compile()
+    assert ex.sense == "minimize" and isinstance(ex.objective, Poly)
+    assert ex.objective.rows == 1
+    assert poly_at(ex.objective, np.ones(6))[0] == pytest.approx(6)
+
+
+def test_feasibility_problem_has_a_zero_objective():
+    ex = bind("var x >= 1; subject to c: x <= 3;").compile()
+    assert ex.sense == "minimize" and ex.objective.rows == 1 and ex.objective.degree == 0
+
+
+def test_compile_is_cached(inst):
+    assert inst.compile() is inst.compile()
+
+
+def test_chained_rows_with_indexed_bounds():
+    inst = bind("set I; param lo{I}; param hi{I}; var x{I};"
+                "subject to band{i in I}: lo[i] <= 2 * x[i] <= hi[i];",
+                {"I": [1, 2], "lo": [0, -1], "hi": [4, 5]})
+    rows = inst.compile().constraints[0]
+    assert rows.lo.tolist() == [0, -1] and rows.hi.tolist() == [4, 5]
+    assert np.allclose(poly_at(rows.body, np.array([1.0, 2.0])), [2, 4])
+
+
+def test_errors_name_the_model_file():
+    with pytest.raises(DflError) as info:
+        bind("set I; var x{I}; subject to c{i in I}: x[i] / 0 <= 1;", {"I": [1]},
+             name="rows.opt").compile()
+    assert info.value.filename == "rows.opt" and info.value.pos.line == 1
+    assert str(info.value).startswith("rows.opt:1:")

@@ -1,0 +1,302 @@
+"""Evaluator semantics on small hand-checked models, and against brute-force Python."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from _helpers import bind, poly_at
+
+from dfl_dsl import DflError
+from dfl_dsl.compile.linear import build_linear
+from dfl_dsl.evaluate.frame import Frame
+from dfl_dsl.evaluate.values import expand
+
+
+def _value(inst, name):
+    """An unindexed `expr` as a flat Poly (or array) over z."""
+    v = inst.evaluator.whole(inst.entity(name))
+    if v.symbolic:
+        return expand(v, False, v.shape, 1, inst.width)
+    return np.asarray(v.payload)
+
+
+def _objective_vector(inst):
+    form = build_linear(inst, reduce=False)
+    return form.sign * form.c
+
+
+# ---------------------------------------------------------------------- joins
+GRAPH = """
+set NODES; set ARCS within NODES * NODES;
+param w{ARCS};
+var flow{ARCS} >= 0;
+var slack{NODES};
+minimize f: sum{(i, j) in ARCS} w[i, j] * flow[i, j];
+subject to balance{v in NODES}:
+    sum{(i, v) in ARCS} w[i, v] * flow[i, v] - sum{(v, j) in ARCS} flow[v, j] == slack[v];
+"""
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_tuple_pattern_join_against_brute_force(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 9))
+    nodes = [f"n{k}" for k in range(n)] if seed % 2 else list(range(10, 10 + n))
+    arcs = [(a, b) for a in nodes for b in nodes if a != b and rng.random() < 0.4]
+    arcs = [arcs[k] for k in rng.permutation(len(arcs))]
+    w = rng.normal(size=len(arcs))
+    inst = bind(GRAPH, {"NODES": nodes, "ARCS": [list(a) for a in arcs], "w": w.tolist()})
+    A = build_linear(inst, reduce=False).A.toarray()
+    want = np.zeros((n, len(arcs) + n))
+    for k, (a, b) in enumerate(arcs):
+        want[nodes.index(b), k] += w[k]
+        want[nodes.index(a), k] -= 1
+    want[:, len(arcs):] -= np.eye(n)
+    assert np.allclose(A, want)
+
+
+def test_dependent_ranges():
+    text = """
+    set J; param d{J} : int >= 1; param T : int;
+    var y{J, 1..T} >= 0 <= 1;
+    maximize f: sum{j in J, t in 1..T, u in t .. t + d[j] - 1} u * y[j, t];
+    """
+    d = {"a": 1, "b": 3, "c": 2}
+    inst = bind(text, {"J": list(d), "d": d, "T": 4})
+    want = [sum(range(t, t + d[j])) for j in d for t in range(1, 5)]
+    assert _objective_vector(inst).tolist() == want
+    assert inst.solve().objective == pytest.approx(sum(want))
+
+
+def test_filters_and_conditionals():
+    text = """
+    set I = 1..6; var x{I} in [0, 10];
+    minimize f: sum{i in I: i != 3 and not i == 5} (if i <= 2 then i else -1) * x[i];
+    """
+    assert _objective_vector(bind(text)).tolist() == [1, 2, 0, -1, 0, -1]
+
+
+def test_conditional_on_elements_picks_elements():
+    text = """
+    set N; param s in N; param t in N;
+    var x{N} in [0, 1];
+    maximize f: sum{v in N} (if v == s then 2 else if v == t then -1 else 0.5) * x[v];
+    """
+    inst = bind(text, {"N": ["a", "b", "c"], "s": "b", "t": "c"})
+    assert _objective_vector(inst).tolist() == [0.5, 2, -1]
+
+
+# ---------------------------------------------------------------------- macros
+MACRO = """
+set I = 1..4; var x{I} in [0, 1];
+expr g{i in I: i >= 2} = i * x[i];
+maximize f: %s;
+"""
+
+
+def test_macro_with_an_index_filter():
+    inst = bind(MACRO % "sum{i in I: i >= 2} g[i]")
+    assert _objective_vector(inst).tolist() == [0, 2, 3, 4]
+    assert inst.solve().objective == pytest.approx(9)
+
+
+def test_macro_used_outside_its_filter_is_a_clear_error():
+    with pytest.raises(DflError) as info:
+        bind(MACRO % "sum{i in I} g[i]").compile()
+    err = info.value
+    assert "g[1]" in err.message and "outside the index set of `g`" in err.message
+    assert err.filename == "m.opt" and err.pos.line == 4
+    assert "g[i]" in str(err)  # the source line is shown
+
+
+def test_macro_used_twice_is_not_changed_by_its_first_use():
+    text = """
+    param A[3, 3]; var x[3] in [0, 1];
+    expr y = A @ x;
+    maximize f: sum(y) + sum(y);
+    """
+    A = np.array([[0, 1, 1], [1, 0, 1], [0, 0, 1.0]])
+    inst = bind(text, {"A": A.tolist()})
+    assert _objective_vector(inst) == pytest.approx(2 * A.sum(axis=0))
+    assert inst.solve().objective == pytest.approx(10)
+
+
+def test_scalar_macro_in_objective_and_constraint():
+    text = """
+    set I; var x{I} in [0, 1];
+    expr total = sum{i in I} x[i];
+    maximize f: total; subject to cap: total <= 1.5;
+    """
+    assert bind(text, {"I": [1, 2]}).solve().objective == pytest.approx(1.5)
+
+
+# ---------------------------------------------------------------------- numpy style
+rng = np.random.default_rng(0)
+A = rng.normal(size=(3, 4))
+B = rng.normal(size=4)
+X0 = rng.normal(size=4)
+XX = rng.normal(size=(4, 3))
+
+DATA_CASES = {
+    "A.T @ A + eye(4)": A.T @ A + np.eye(4),
+    "A @ b": A @ B,
+    "b @ A.T @ A": B @ A.T @ A,
+    "A[1]": A[1],
+    "A[0, 1..2]": A[0, 1:3],
+    "A[0..2, 3]": A[:, 3],
+    "A[1..2, 0..1]": A[1:3, 0:2],
+    "(A.T @ A)[2]": (A.T @ A)[2],
+    "sum(A) + sum_squares(b)": A.sum() + (B**2).sum(),
+    "trace(A @ A.T)": np.trace(A @ A.T),
+    "diag(A @ A.T)": np.diag(A @ A.T),
+    "diag(b)": np.diag(B),
+    "norm1(A) + norm2(b) + norm_inf(b)":
+        np.abs(A).sum() + np.linalg.norm(B) + np.abs(B).max(),
+    "abs(b) + pos(b) + max(b, 0.1) + min(b, 0.2)":
+        np.abs(B) + np.maximum(B, 0) + np.maximum(B, 0.1) + np.minimum(B, 0.2),
+    "quad_form(b, A.T @ A)": B @ A.T @ A @ B,
+    "b ^ 2 - 2 * b / 4 + 1": B**2 - B / 2 + 1,
+    "-2 ^ 2": -4.0,
+}
+
+
+@pytest.mark.parametrize("text", list(DATA_CASES))
+def test_numpy_style_data(text):
+    inst = bind(f"param A[3, 4]; param b[4]; expr e = {text};",
+                {"A": A.tolist(), "b": B.tolist()})
+    assert np.allclose(_value(inst, "e"), DATA_CASES[text])
+
+
+SYMBOLIC_CASES = {
+    "A @ x": A @ X0,
+    "x @ A.T": A @ X0,
+    "x[1..2]": X0[1:3],
+    "X[1]": XX[1],
+    "X.T[1]": XX[:, 1],
+    "X[0..1, 2]": XX[0:2, 2],
+    "X.T @ b": XX.T @ B,
+    "A @ X": A @ XX,
+    "x.T @ X": X0 @ XX,
+    "trace(A @ X)": np.trace(A @ XX),
+    "diag(X[0..2])": np.diag(XX[0:3]),
+    "diag(x)": np.diag(X0),
+    "x * b - 2 * x / 4 + 1": X0 * B - X0 / 2 + 1,
+    "sum_squares(A @ x - 1)": ((A @ X0 - 1) ** 2).sum(),
+    "quad_form(x, A.T @ A)": X0 @ A.T @ A @ X0,
+    "x @ x + (x[0] - 1) ^ 2": X0 @ X0 + (X0[0] - 1) ** 2,
+    "sum{i in 0..2, j in 0..3} A[i, j] * X[j, i]": np.trace(A @ XX),
+}
+
+
+@pytest.mark.parametrize("text", list(SYMBOLIC_CASES))
+def test_numpy_style_symbolic(text):
+    inst = bind(f"param A[3, 4]; param b[4]; var x[4]; var X[4, 3]; expr e = {text};",
+                {"A": A.tolist(), "b": B.tolist()})
+    z = np.concatenate([X0, XX.ravel()])
+    assert np.allclose(poly_at(_value(inst, "e"), z), np.ravel(SYMBOLIC_CASES[text]))
+
+
+def test_slices_and_indices_out_of_range():
+    with pytest.raises(DflError, match=r"slice 0\.\.2 is outside 0\.\.1"):
+        bind("param n : int; var x[n]; minimize f: sum(x[0..n]);", {"n": 2}).compile()
+    with pytest.raises(DflError, match=r"index 2 is outside 0\.\.1"):
+        bind("param n : int; var x[n]; minimize f: x[n];", {"n": 2}).compile()
+
+
+# ---------------------------------------------------------------------- reductions
+def test_max_min_of_data():
+    inst = bind("""set I; param w{I}; var x in [0, 1];
+        minimize f: (max{i in I} w[i] - min{i in I: i != 2} w[i]) * x;""",
+                {"I": [1, 2, 3], "w": [5, -1, 3]})
+    assert _objective_vector(inst).tolist() == [2.0]
+
+
+def test_max_over_an_empty_set_is_an_error():
+    with pytest.raises(DflError, match="`max` over an empty set"):
+        bind("set I; param p{I}; var x; minimize f: x * max{i in I} p[i];",
+             {"I": [], "p": []}).compile()
+
+
+def test_sum_over_empty_sets_is_zero():
+    text = """
+    set E; set I; var x{I} in [0, 1];
+    maximize f: sum{e in E} 3 + sum{e in E} x[e] + sum{i in I: i > 5} x[i] + 1;
+    subject to never{e in E}: x[e] <= 0;
+    """
+    inst = bind(text, {"E": [], "I": [1, 2]})
+    assert inst.compile().row_counts() == {"never": 0}
+    sol = inst.solve()
+    assert sol.status == "optimal" and sol.objective == pytest.approx(1.0)
+
+
+# ---------------------------------------------------------------------- elements
+def test_string_elements_in_arithmetic_are_an_error():
+    with pytest.raises(DflError, match="string elements; it can't be used as a number") as info:
+        bind("set I; var x{I} >= 0; minimize f: sum{i in I} i * x[i];",
+             {"I": ["a", "b"]}).compile()
+    assert info.value.pos.line == 1 and info.value.filename == "m.opt"
+
+
+def test_integer_elements_in_arithmetic_are_numbers():
+    inst = bind("set I; var x{I} in [0, 1]; minimize f: sum{i in I} i * x[i];", {"I": [3, -2]})
+    assert _objective_vector(inst).tolist() == [3, -2]
+
+
+def test_ordering_strings_is_an_error():
+    with pytest.raises(DflError, match="can't order string elements"):
+        bind('set I; var x{I}; minimize f: sum{i in I: i >= "a"} x[i];',
+             {"I": ["a", "b"]}).compile()
+
+
+def test_element_params_subscript_variables():
+    inst = bind('set I; param s in I; var x{I} in [0, 1]; maximize f: x[s] - x["b"];',
+                {"I": ["a", "b"], "s": "a"})
+    assert _objective_vector(inst).tolist() == [1, -1]
+
+
+def test_subscript_outside_the_set():
+    with pytest.raises(DflError, match=r"`x\[c\]` is outside the index set of `x`"):
+        bind('set I; var x{I}; minimize f: x["c"];', {"I": ["a", "b"]}).compile()
+
+
+# ---------------------------------------------------------------------- objective, rows
+def test_maximize_flips_the_canonical_sign():
+    inst = bind("var x in [0, 2]; var y in [0, 1]; maximize f: 3 * x - y + 4;")
+    form = inst.linear_form()
+    assert form.sign == -1 and form.c.tolist() == [-3, 1] and form.c0 == -4
+    sol = inst.solve()
+    assert sol.objective == pytest.approx(10.0) and sol.value("x") == pytest.approx(2)
+
+
+def test_chained_constraints():
+    text = """
+    var x; var y;
+    maximize f: x + y;
+    subject to band: 1 <= x - y <= 3;
+    subject to top: 4 >= x + y >= -2;
+    """
+    inst = bind(text)
+    rows = {r.name: r for r in inst.compile().constraints}
+    assert rows["band"].lo.tolist() == [1] and rows["band"].hi.tolist() == [3]
+    assert rows["top"].lo.tolist() == [-2] and rows["top"].hi.tolist() == [4]
+    assert inst.solve().objective == pytest.approx(4.0)
+
+
+def test_vector_chained_constraint():
+    inst = bind("param n : int; var x[n]; maximize f: sum(x); subject to box: 0 <= x <= 2;",
+                {"n": 3})
+    assert inst.compile().row_counts() == {"box": 3}
+    sol = inst.solve()
+    assert sol.objective == pytest.approx(6) and sol.value("x").tolist() == [2, 2, 2]
+
+
+def test_division_by_zero_data():
+    with pytest.raises(DflError, match="division by zero"):
+        bind("var x; minimize f: x / 0;").compile()
+
+
+def test_frame_of_a_constraint_is_its_index():
+    inst = bind("set I; var x{I}; subject to c{i in I: i > 1}: x[i] >= i;", {"I": [1, 2, 3]})
+    rows = inst.compile().constraints[0]
+    assert rows.labels() == ["c[2]", "c[3]"]
+    assert isinstance(inst.constraint_frames["c"], Frame)

@@ -1,0 +1,409 @@
+"""The grammar and the text -> AST transformer: every acceptance model parses, and the
+precedence rules of LANGUAGE.md §3 give the trees they promise."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from dfl_dsl import ast
+from dfl_dsl.errors import DflError
+from dfl_dsl.grammar.parser import MAX_NESTING, parse
+
+SPEC = Path(__file__).parents[2] / ".." / "shared" / "spec"
+SPEC_MODELS = sorted(SPEC.glob("*.opt")) if SPEC.is_dir() else []
+
+
+# ---------------------------------------------------------------------- helpers
+def sx(node: ast.Node | None) -> str:
+    """A compact s-expression of an expression tree, for shape assertions."""
+    if node is None:
+        return "None"
+    if isinstance(node, ast.Number):
+        return "inf" if node.value == math.inf else repr(node.value)
+    if isinstance(node, ast.String):
+        return f'"{node.value}"'
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Subscript):
+        return f"{sx(node.base)}[{', '.join(sx(a) for a in node.args)}]"
+    if isinstance(node, ast.Transpose):
+        return f"(T {sx(node.operand)})"
+    if isinstance(node, ast.Call):
+        return f"{node.func}({', '.join(sx(a) for a in node.args)})"
+    if isinstance(node, (ast.BinOp, ast.BoolOp, ast.SetOp)):
+        return f"({node.op} {sx(node.left)} {sx(node.right)})"
+    if isinstance(node, ast.Neg):
+        return f"(- {sx(node.operand)})"
+    if isinstance(node, ast.Not):
+        return f"(not {sx(node.operand)})"
+    if isinstance(node, ast.Power):
+        return f"(^ {sx(node.base)} {sx(node.exponent)})"
+    if isinstance(node, ast.Compare):
+        parts = [sx(node.operands[0])]
+        for op, operand in zip(node.ops, node.operands[1:], strict=True):
+            parts += [op, sx(operand)]
+        return f"(cmp {' '.join(parts)})"
+    if isinstance(node, ast.Member):
+        return f"(in {sx(node.element)} {sx(node.set)})"
+    if isinstance(node, ast.IfThenElse):
+        return f"(if {sx(node.cond)} {sx(node.then)} {sx(node.orelse)})"
+    if isinstance(node, ast.Reduce):
+        return f"({node.op}{sx(node.index)} {sx(node.body)})"
+    if isinstance(node, ast.SetIndex):
+        items = ", ".join(sx(i) for i in node.items)
+        filt = f" : {sx(node.filter)}" if node.filter is not None else ""
+        return "{" + items + filt + "}"
+    if isinstance(node, ast.IndexItem):
+        if not node.names:
+            return sx(node.set)
+        names = node.names[0] if len(node.names) == 1 else f"({', '.join(node.names)})"
+        return f"{names} in {sx(node.set)}"
+    if isinstance(node, ast.ShapeIndex):
+        return "[" + ", ".join(sx(d) for d in node.dims) + "]"
+    if isinstance(node, ast.Range):
+        return f"(.. {sx(node.lo)} {sx(node.hi)})"
+    if isinstance(node, ast.SetLiteral):
+        return "{" + ", ".join(sx(e) for e in node.elements) + "}"
+    raise AssertionError(f"unexpected node {node!r}")
+
+
+def body(text: str) -> ast.Expr:
+    """The tree of an expression (parsed as an objective; nothing is checked)."""
+    model = parse(f"minimize z: {text};")
+    (objective,) = model.statements
+    assert isinstance(objective, ast.Objective)
+    return objective.body
+
+
+def tree(text: str) -> str:
+    return sx(body(text))
+
+
+# ---------------------------------------------------------------------- acceptance models
+@pytest.mark.skipif(not SPEC_MODELS, reason="the acceptance models (../shared/spec) are absent")
+@pytest.mark.parametrize("path", SPEC_MODELS, ids=lambda p: p.stem)
+def test_every_spec_model_parses(path: Path) -> None:
+    model = parse(path.read_text(), path.name)
+    assert model.filename == path.name
+    assert model.statements
+    first = model.statements[0]
+    assert isinstance(first, ast.ModelDecl) and first.name == path.stem
+    for stmt in model.statements:
+        assert stmt.pos.line >= 1
+
+
+# ---------------------------------------------------------------------- precedence (§3)
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a reduction's body is the multiplicative expression that follows it
+        ("sum{i in I} c[i] * x[i] + b", "(+ (sum{i in I} (* c[i] x[i])) b)"),
+        ("a * sum{i in I} x[i]", "(* a (sum{i in I} x[i]))"),
+        ("a * sum{i in I} x[i] * y[i]", "(* a (sum{i in I} (* x[i] y[i])))"),
+        ("b - sum{i in I} x[i] - c", "(- (- b (sum{i in I} x[i])) c)"),
+        ("-sum{i in I} x[i] + 1", "(+ (- (sum{i in I} x[i])) 1)"),
+        ("a * -sum{i in I} x[i]", "(* a (- (sum{i in I} x[i])))"),
+        ("sum{i in I} sum{j in J} x[i, j]", "(sum{i in I} (sum{j in J} x[i, j]))"),
+        ("max{i in I} x[i] + min{j in J} y[j]", "(+ (max{i in I} x[i]) (min{j in J} y[j]))"),
+        ("sum{i in I} (x[i] + 1)", "(sum{i in I} (+ x[i] 1))"),
+        # arithmetic
+        ("a + b * c", "(+ a (* b c))"),
+        ("a - b - c", "(- (- a b) c)"),
+        ("a / b * c", "(* (/ a b) c)"),
+        ("A @ x + b", "(+ (@ A x) b)"),
+        ("A @ B @ x", "(@ (@ A B) x)"),
+        ("(a + b) * c", "(* (+ a b) c)"),
+        # unary minus is looser than ^, which is right-associative
+        ("-x^2", "(- (^ x 2))"),
+        ("x^2^3", "(^ x (^ 2 3))"),
+        ("x^-1", "(^ x -1)"),
+        ("-x * y", "(* (- x) y)"),
+        ("--x", "(- (- x))"),
+        ("-3", "-3"),
+        ("2 * -3", "(* 2 -3)"),
+        # postfix indexing and .T bind tightest
+        ("A.T @ x", "(@ (T A) x)"),
+        ("x.T @ A @ x", "(@ (@ (T x) A) x)"),
+        ("A[i, j].T", "(T A[i, j])"),
+        ("A.T[0]", "(T A)[0]"),
+        ("-A.T", "(- (T A))"),
+        ("x[i]^2", "(^ x[i] 2)"),
+        ("x[0 .. 1]", "x[(.. 0 1)]"),
+        ("(x + y)[2]", "(+ x y)[2]"),
+        # calls
+        ("sum(x)", "sum(x)"),
+        ("max(a, b)", "max(a, b)"),
+        ("quad_form(x, P) + q @ x", "(+ quad_form(x, P) (@ q x))"),
+        ("cvar(0.9, sum{i in I} c[i] * x[i])", "cvar(0.9, (sum{i in I} (* c[i] x[i])))"),
+        ("eye(n)", "eye(n)"),
+        # conditions: not > comparison, and > or
+        ("a or b and c", "(or a (and b c))"),
+        ("not a == b", "(not (cmp a == b))"),
+        ("not not a", "(not (not a))"),
+        ("a <= b + 1", "(cmp a <= (+ b 1))"),
+        ("0 <= x <= 1", "(cmp 0 <= x <= 1)"),
+        ("a != b", "(cmp a != b)"),
+        ("i in S and j in T", "(and (in i S) (in j T))"),
+        # if/then/else is the loosest and nests to the right
+        ("if a == 1 then x else y + 1", "(if (cmp a == 1) x (+ y 1))"),
+        (
+            "if v == t then 1 else if v == s then -1 else 0",
+            "(if (cmp v == t) 1 (if (cmp v == s) -1 0))",
+        ),
+        ("(if a then b else c) + 1", "(+ (if a b c) 1)"),
+        ("if a then (if b then c else d) else e", "(if a (if b c d) e)"),
+        # ranges and sets
+        ("t .. t + d - 1", "(.. t (- (+ t d) 1))"),
+        ("1 .. n", "(.. 1 n)"),
+        ("S * T", "(* S T)"),
+        ("A union B diff C", "(diff (union A B) C)"),
+        ("A union B inter C", "(union A (inter B C))"),
+        ("A inter B inter C", "(inter (inter A B) C)"),
+        ("S * T union U", "(union (* S T) U)"),
+        ('{"a", "b", 3}', '{"a", "b", 3}'),
+        ("{}", "{}"),
+    ],
+)
+def test_precedence(text: str, expected: str) -> None:
+    assert tree(text) == expected
+
+
+def test_if_in_arithmetic_needs_parentheses() -> None:
+    with pytest.raises(DflError) as info:
+        body("x + if a then b else c")
+    assert "parentheses" in info.value.message
+    assert info.value.hint == "write `(if ... then ... else ...)`"
+
+
+# ---------------------------------------------------------------------- indices
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("sum{i in I} x[i]", "(sum{i in I} x[i])"),
+        ("sum{(i, v) in ARCS} f[i, v]", "(sum{(i, v) in ARCS} f[i, v])"),
+        ("sum{(i, j, k) in T3} f[i, j, k]", "(sum{(i, j, k) in T3} f[i, j, k])"),
+        ("sum{i in I, j in J} c[i, j]", "(sum{i in I, j in J} c[i, j])"),
+        ("sum{i in I : c[i] >= 0} x[i]", "(sum{i in I : (cmp c[i] >= 0)} x[i])"),
+        (
+            "sum{u in t .. t + d[j] - 1} p[u]",
+            "(sum{u in (.. t (- (+ t d[j]) 1))} p[u])",
+        ),
+        ("sum{I} 1", "(sum{I} 1)"),
+        ("sum{i in I * J} 1", "(sum{i in (* I J)} 1)"),
+        (
+            "sum{i in I : i in S and not i == 2} 1",
+            "(sum{i in I : (and (in i S) (not (cmp i == 2)))} 1)",
+        ),
+    ],
+)
+def test_set_index(text: str, expected: str) -> None:
+    assert tree(text) == expected
+
+
+def test_tuple_pattern_names() -> None:
+    reduce_ = body("sum{(i, v) in ARCS, k in K} f[i, v]")
+    assert isinstance(reduce_, ast.Reduce)
+    assert reduce_.index.dummies == ("i", "v", "k")
+    assert [item.names for item in reduce_.index.items] == [("i", "v"), ("k",)]
+
+
+# ---------------------------------------------------------------------- statements
+MODEL = """\
+model demo;   # a comment after a statement
+# a whole-line comment
+set I;
+set T = 1..horizon;
+set ARCS within NODES * NODES;
+param n : int;
+param c{I} >= 0 default 1;
+param P[n, n] psd;
+param C[n, n] = A.T @ A;
+param value{ITEMS} : predicted;
+param price{T} : uncertain;
+param group{ITEMS} in GROUPS;
+param cap : int, predicted;
+param sym[n, n] symmetric;
+param bounded > 0 < 10;
+var x{I} >= 0 <= c;
+var b{I} binary;
+var k integer >= -3;
+var flow{ARCS} in [0, 1];
+var X[n, r] in stiefel;
+expr cost{i in I} = c[i] * x[i];
+minimize total: sum{i in I} cost[i];
+subject to cap1{i in I}: x[i] <= 1;
+s.t. cap2: sum{i in I} x[i] >= 1;
+"""
+
+
+def test_statement_kinds() -> None:
+    model = parse(MODEL, "demo.opt")
+    kinds = [type(s).__name__ for s in model.statements]
+    assert kinds == (
+        ["ModelDecl", "SetDecl", "SetDecl", "SetDecl"]
+        + ["ParamDecl"] * 10
+        + ["VarDecl"] * 5
+        + ["ExprDecl", "Objective", "Constraint", "Constraint"]
+    )
+    by_name = {s.name: s for s in model.statements}
+
+    assert sx(by_name["T"].value) == "(.. 1 horizon)"
+    assert by_name["T"].within is None
+    assert sx(by_name["ARCS"].within) == "(* NODES NODES)"
+
+    assert by_name["n"].kinds == ("int",)
+    c = by_name["c"]
+    assert [(k.op, sx(k.operand)) for k in c.checks] == [(">=", "0")]
+    assert sx(c.default) == "1" and c.value is None
+    assert [k.op for k in by_name["P"].checks] == ["psd"]
+    assert sx(by_name["C"].value) == "(@ (T A) A)"
+    assert by_name["value"].is_predicted and not by_name["value"].is_uncertain
+    assert by_name["price"].is_uncertain
+    assert sx(by_name["group"].element_set) == "GROUPS"
+    assert by_name["cap"].kinds == ("int", "predicted")
+    assert [k.op for k in by_name["sym"].checks] == ["symmetric"]
+    assert [k.op for k in by_name["bounded"].checks] == [">", "<"]
+
+    assert [(a.kind, [sx(o) for o in a.operands]) for a in by_name["x"].attrs] == [
+        (">=", ["0"]),
+        ("<=", ["c"]),
+    ]
+    assert by_name["b"].domain == "binary"
+    assert by_name["k"].domain == "integer"
+    assert sx(by_name["k"].attrs[1].operands[0]) == "-3"
+    assert [(a.kind, [sx(o) for o in a.operands]) for a in by_name["flow"].attrs] == [
+        ("box", ["0", "1"])
+    ]
+    assert by_name["X"].domain == "stiefel"
+    assert sx(by_name["X"].index) == "[n, r]"
+    assert by_name["x"].domain == "continuous"
+
+    assert sx(by_name["cost"].index) == "{i in I}"
+    total = by_name["total"]
+    assert total.sense == "minimize"
+    assert sx(total.body) == "(sum{i in I} cost[i])"
+    assert sx(by_name["cap1"].body) == "(cmp x[i] <= 1)"
+    assert sx(by_name["cap2"].body) == "(cmp (sum{i in I} x[i]) >= 1)"
+
+
+def test_subject_to_and_st_are_the_same() -> None:
+    a = parse("subject to c{i in I}: x[i] <= 1;").statements[0]
+    b = parse("s.t. c{i in I}: x[i] <= 1;").statements[0]
+    assert isinstance(a, ast.Constraint) and isinstance(b, ast.Constraint)
+    assert (a.name, sx(a.index), sx(a.body)) == (b.name, sx(b.index), sx(b.body))
+
+
+def test_maximize() -> None:
+    (objective,) = parse("maximize profit: p @ x;").statements
+    assert objective.sense == "maximize" and objective.name == "profit"
+
+
+def test_empty_and_comment_only_models() -> None:
+    assert parse("").statements == ()
+    assert parse("# nothing here\n   \n# at all").statements == ()
+    assert len(parse("var x; # comment at the very end, no newline").statements) == 1
+
+
+# ---------------------------------------------------------------------- lexical rules
+@pytest.mark.parametrize(
+    ("text", "value", "kind"),
+    [
+        ("3", 3, int),
+        ("1.5", 1.5, float),
+        (".5", 0.5, float),
+        ("1e-3", 1e-3, float),
+        ("2E+2", 200.0, float),
+        ("1.5e3", 1500.0, float),
+        ("inf", math.inf, float),
+        ("-inf", -math.inf, float),
+        ("-2", -2, int),
+    ],
+)
+def test_numbers(text: str, value: float, kind: type) -> None:
+    node = body(text)
+    assert isinstance(node, ast.Number)
+    assert node.value == value and type(node.value) is kind
+
+
+def test_strings() -> None:
+    node = body('{"GARY", "FRA", 3}')
+    assert isinstance(node, ast.SetLiteral)
+    assert [type(e).__name__ for e in node.elements] == ["String", "String", "Number"]
+    assert node.elements[0].value == "GARY"
+    assert sx(body('x["GARY", "FRA"]')) == 'x["GARY", "FRA"]'
+
+
+def test_names_may_contain_keywords() -> None:
+    text = "summary + index_set + in_x + sets"
+    assert sx(body(text)) == "(+ (+ (+ summary index_set) in_x) sets)"
+    (stmt,) = parse("param s;").statements
+    assert stmt.name == "s"
+
+
+def test_transpose_needs_a_word_boundary() -> None:
+    assert sx(body("A.T")) == "(T A)"
+    with pytest.raises(DflError):
+        body("A.Tx")
+
+
+def test_whitespace_and_newlines_are_insignificant() -> None:
+    a = parse("minimize z: sum{i in I} c[i] * x[i];").statements[0]
+    b = parse("minimize\n  z :\n\tsum { i\nin I }\n c [ i ]*x[i]\n;").statements[0]
+    assert sx(a.body) == sx(b.body)
+
+
+# ---------------------------------------------------------------------- positions
+def test_positions_are_one_based_and_exact() -> None:
+    text = "var x;\nminimize z:\n    3 * x + sqrt(y);\n"
+    objective = parse(text).statements[1]
+    assert (objective.pos.line, objective.pos.column) == (2, 10)  # the name `z`
+    plus = objective.body
+    assert (plus.pos.line, plus.pos.column, plus.pos.end_column) == (3, 5, 20)
+    call = plus.right
+    assert isinstance(call, ast.Call)
+    assert (call.pos.line, call.pos.column, call.pos.end_column) == (3, 13, 20)  # end exclusive
+    assert (call.args[0].pos.line, call.args[0].pos.column) == (3, 18)
+
+
+def test_every_node_has_a_position() -> None:
+    model = parse(MODEL)
+    for stmt in model.statements:
+        for node in ast.walk(stmt):
+            assert node.pos.line >= 1, node
+
+
+# ---------------------------------------------------------------------- nesting limits
+def test_deep_parentheses_collapse() -> None:
+    assert sx(body("(" * 500 + "x" + ")" * 500)) == "x"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "(x + " * 500 + "x" + ")" * 500,
+        "-" * 500 + "x",
+        "x + " * 3000 + "x",
+        "x ^ " * 500 + "2",
+        "abs(" * 500 + "x" + ")" * 500,
+        "x" + "[0]" * 500,
+        "x" + ".T" * 500,
+        "if a then 1 else " * 500 + "0",
+        "{" * 500 + "1" + "}" * 500,
+        "sum{i in I} " * 500 + "x[i]",
+    ],
+    ids=["parens", "neg", "plus", "power", "calls", "subscripts", "transpose", "if", "sets", "sum"],
+)
+def test_too_deep_nesting_is_a_clean_error(text: str) -> None:
+    with pytest.raises(DflError) as info:
+        parse(f"var x;\nminimize z: {text};", "m.opt")
+    assert "nested too deeply" in info.value.message
+    assert info.value.pos.line == 2
+    assert str(info.value).startswith("m.opt:2:")
+
+
+def test_nesting_up_to_the_limit_is_fine() -> None:
+    depth_ok = MAX_NESTING - 5
+    parse("minimize z: " + "x + " * depth_ok + "x;")
