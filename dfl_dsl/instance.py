@@ -106,6 +106,12 @@ class Instance:
             self, time_limit=time_limit, seed=seed, **options
         )
 
+    def layer(self, method: str = "dbb", **options):
+        """A torch module from predicted params (leading batch axis) to decisions."""
+        from .learn.layers import make_layer
+
+        return make_layer(self, method, **options)
+
     def theta_values(self) -> np.ndarray | None:
         """θ from the data: predicted values and, for uncertain params, scenario 0 (None when
         the data doesn't give every predicted param)."""

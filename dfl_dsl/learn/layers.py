@@ -1,0 +1,127 @@
+"""Differentiable decision layers: predicted params (leading batch axis) -> decisions.
+
+`inst.layer(method=...)`: `dbb` (Vlastelica/Pogančić et al., ICLR 2020), `dpo` / `pfyl`
+(perturbed optimizers, Berthet et al., NeurIPS 2020), `identity` (straight-through negative
+identity, Sahoo et al., "Backpropagation through combinatorial algorithms: identity with
+projection works", ICLR 2023) for LP/MILP models, and `cvxpylayers` (Agrawal et al., NeurIPS
+2019: exact implicit differentiation) for convex DPP models. SPO+, NCE and MSE are losses, not
+layers: see `dfl_dsl.learn.losses`.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from ..errors import DflError
+from .losses import _BlackboxFn, _Perturbed, _PerturbedOptFn, _np, _tensor
+from .oracle import Oracle
+
+LAYER_METHODS = ("dbb", "dpo", "pfyl", "identity", "cvxpylayers")
+
+
+def _stack_params(inst, args, kwargs) -> torch.Tensor:
+    """One positional tensor (a single predicted param) or keyword tensors by name -> (B, k)."""
+    predicted = inst.predicted
+    if args and kwargs:
+        raise TypeError("pass the predicted params either positionally or by name, not both")
+    if args:
+        if len(args) != 1 or len(predicted) != 1:
+            names = ", ".join(e.name for e in predicted)
+            raise TypeError(f"this model has several predicted params ({names}): pass them by name")
+        kwargs = {predicted[0].name: args[0]}
+    missing = [e.name for e in predicted if e.name not in kwargs]
+    unknown = sorted(set(kwargs) - {e.name for e in predicted})
+    if missing or unknown:
+        raise TypeError(f"missing predicted params {missing}" if missing else
+                        f"unknown params {unknown}")
+    parts = []
+    for entity in predicted:
+        value = torch.as_tensor(kwargs[entity.name])
+        batch = value.shape[0] if value.dim() > len(entity.shape) else None
+        if batch is None:
+            value = value.unsqueeze(0)
+        parts.append(value.reshape(value.shape[0], entity.size))
+    return torch.cat(parts, dim=1)
+
+
+class _Identity(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, c_hat, oracle):
+        return _tensor(oracle.solve(_np(c_hat)).w, c_hat)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return -grad, None
+
+
+class DecisionLayer(nn.Module):
+    """LP/MILP decisions w(ĉ) with a method's gradient; returns the model's variables."""
+
+    def __init__(self, inst, method: str = "dbb", *, lambd: float = 10.0, n_samples: int = 10,
+                 sigma: float = 1.0, seed: int = 135) -> None:
+        super().__init__()
+        self.inst = inst
+        self.method = method
+        self.oracle = Oracle(inst)
+        self.lambd = lambd
+        self.perturb = _Perturbed(n_samples, sigma, seed)
+
+    def forward(self, *args, **kwargs) -> torch.Tensor:
+        theta = _stack_params(self.inst, args, kwargs).double()
+        c_hat = self.oracle.costs(theta)
+        if self.method == "dbb":
+            w = _BlackboxFn.apply(c_hat, self)
+        elif self.method in ("dpo", "pfyl"):
+            w = _PerturbedOptFn.apply(c_hat, self)
+        else:
+            w = _Identity.apply(c_hat, self.oracle)
+        return w[:, : self.oracle.form.n_model]
+
+
+class CvxpyLayerModule(nn.Module):
+    """Exact implicit gradients through a convex (DPP) model with cvxpylayers."""
+
+    def __init__(self, inst) -> None:
+        super().__init__()
+        from cvxpylayers.torch import CvxpyLayer
+
+        from ..backends.cvxpy_backend import build
+
+        built = build(inst)
+        if built.theta is None:
+            raise DflError("the model has no predicted param to differentiate with respect to")
+        if not built.problem.is_dpp():
+            raise DflError("the model is not DPP (disciplined parametrized); cvxpylayers can't "
+                           "differentiate it")
+        if built.problem.is_mixed_integer():
+            raise DflError("cvxpylayers needs a continuous model", hint="use method='dbb'")
+        self.inst = inst
+        self.n_model = built.n_model
+        self.layer = CvxpyLayer(built.problem, parameters=[built.theta], variables=[built.x])
+        index = []
+        start = inst.n_vars
+        for entity in inst.thetas:
+            if entity.decl.is_predicted:
+                index.extend(range(entity.offset - start, entity.offset - start + entity.size))
+        self.register_buffer("index", torch.as_tensor(index, dtype=torch.long))
+        self.n_theta = built.theta.shape[0]
+
+    def forward(self, *args, **kwargs) -> torch.Tensor:
+        theta_pred = _stack_params(self.inst, args, kwargs).double()
+        theta = theta_pred.new_zeros((theta_pred.shape[0], self.n_theta))
+        theta = theta.index_copy(1, self.index, theta_pred)
+        (x,) = self.layer(theta)
+        return x[:, : self.n_model]
+
+
+def make_layer(inst, method: str = "dbb", **options) -> nn.Module:
+    if method == "cvxpylayers":
+        return CvxpyLayerModule(inst)
+    if method in ("spo+", "nce", "mse"):
+        raise DflError(f"`{method}` is a loss, not a layer",
+                       hint="use dfl_dsl.learn.losses (e.g. SPOPlus(inst)) with a predictor")
+    if method not in LAYER_METHODS:
+        raise DflError(f"unknown layer method `{method}`",
+                       hint="choose one of: " + ", ".join(LAYER_METHODS))
+    return DecisionLayer(inst, method, **options)
