@@ -9,6 +9,7 @@ REGISTRY: dict[str, tuple[str, frozenset[str]]] = {
     "highs": ("highs", frozenset({"LP", "MILP", "QP"})),
     "pyomo": ("pyomo_backend", frozenset({"LP", "MILP", "QP"})),
     "cvxpy": ("cvxpy_backend", frozenset({"LP", "MILP", "QP", "SOCP"})),
+    "aapga": ("aapga", frozenset({"SCM"})),
 }
 
 # for each class, the backends to try, best first (only registered ones are offered)

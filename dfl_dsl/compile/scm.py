@@ -1,0 +1,172 @@
+"""The structured form of an SCM model (sum of concave over modular functions):
+
+    maximize  F(x) = c0 + gᵀx + Σ_r w_r φ_r(a_rᵀx + b_r)   over binary x,
+
+with w, a >= 0, φ_r ∈ {sqrt, log1p, min(·, cap_r)} concave and nondecreasing, subject to one
+cardinality row, one knapsack row, or a partition matroid (disjoint 0/1 rows with caps).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..errors import DflError
+from ..evaluate.nonlinear import NL
+from ..evaluate.poly import Poly
+
+SQRT, LOG1P, MIN = 0, 1, 2
+_CODES = {"sqrt": SQRT, "log1p": LOG1P, "min": MIN}
+
+
+@dataclass
+class SCMForm:
+    n: int
+    c0: float
+    g: np.ndarray  # (n,) linear part
+    A: sp.csr_array  # (R, n) >= 0
+    b: np.ndarray  # (R,)
+    w: np.ndarray  # (R,) >= 0
+    phi: np.ndarray  # (R,) codes
+    cap: np.ndarray  # (R,) for min rows
+    kind: str  # "cardinality" | "knapsack" | "partition" | "none"
+    cost: np.ndarray  # (n,) knapsack costs (ones for cardinality)
+    budget: float
+    groups: np.ndarray  # (n,) group id per item (partition), -1 when not in any row
+    group_caps: np.ndarray  # (G,)
+    upper: np.ndarray  # (n,) 1, or 0 for an item the constraints fix out
+
+    def value(self, x: np.ndarray) -> np.ndarray:
+        """F at one point (n,) or a batch (B, n)."""
+        x = np.atleast_2d(x)
+        t = (self.A @ x.T).T + self.b
+        out = self.c0 + x @ self.g
+        out = out + (_phi(t, self.phi, self.cap) * self.w).sum(axis=1)
+        return out
+
+    def feasible(self, x: np.ndarray) -> bool:
+        x = np.asarray(x)
+        if self.kind in ("cardinality", "knapsack"):
+            return float(self.cost @ x) <= self.budget + 1e-9
+        if self.kind == "partition":
+            used = np.bincount(self.groups[self.groups >= 0], weights=x[self.groups >= 0],
+                               minlength=len(self.group_caps))
+            return bool(np.all(used <= self.group_caps + 1e-9))
+        return True
+
+
+def _phi(t: np.ndarray, phi: np.ndarray, cap: np.ndarray) -> np.ndarray:
+    t = np.maximum(t, 0.0)
+    return np.where(phi == SQRT, np.sqrt(t), np.where(phi == LOG1P, np.log1p(t),
+                                                      np.minimum(t, cap)))
+
+
+def build_scm(inst) -> SCMForm:
+    if inst.klass.name != "SCM":
+        raise DflError(f"the aapga backend takes SCM models, this one is {inst.klass.name}")
+    ex = inst.compile()
+    nx = inst.n_vars
+    objective = ex.objective
+    if not isinstance(objective, NL):
+        raise DflError("an SCM objective has concave atoms (sqrt, log1p, min)")
+    poly = objective.poly
+    if poly.degree > 1:
+        raise DflError("an SCM objective's polynomial part must be linear")
+    g = np.zeros(nx)
+    lin = poly.lin.tocoo()
+    np.add.at(g, lin.col, lin.data)
+    rows_a, rows_b, rows_w, rows_phi, rows_cap = [], [], [], [], []
+    for matrix, node in objective.terms:
+        if node.name not in _CODES or node.starts is not None:
+            raise DflError(f"`{node.name}` is not an SCM atom (sqrt, log1p, min(·, c))")
+        weights = np.asarray(sp.csr_array(matrix).toarray()).ravel()
+        arg = node.args[0]
+        if not isinstance(arg, Poly) or arg.degree > 1:
+            raise DflError("an SCM atom's argument must be linear in the variables")
+        a = arg.lin.tocsr()[:, :nx]
+        if a.nnz and a.data.min() < 0:
+            raise DflError("an SCM atom's argument needs nonnegative coefficients")
+        cap = np.zeros(node.rows)
+        if node.name == "min":
+            other = node.args[1]
+            if isinstance(other, Poly):
+                if other.degree:
+                    raise DflError("`min(a'x, c)` needs a constant c")
+                other = other.const
+            cap = np.broadcast_to(np.asarray(other, dtype=float), (node.rows,)).copy()
+        if (weights < 0).any():
+            raise DflError("an SCM objective needs nonnegative weights")
+        rows_a.append(sp.csr_array(a))
+        rows_b.append(arg.const)
+        rows_w.append(weights)
+        rows_phi.append(np.full(node.rows, _CODES[node.name]))
+        rows_cap.append(cap)
+    form = SCMForm(
+        n=nx, c0=float(poly.const.sum()), g=g,
+        A=sp.csr_array(sp.vstack(rows_a)), b=np.concatenate(rows_b), w=np.concatenate(rows_w),
+        phi=np.concatenate(rows_phi), cap=np.concatenate(rows_cap), kind="none",
+        cost=np.ones(nx), budget=float(nx), groups=np.full(nx, -1), group_caps=np.zeros(0),
+        upper=np.ones(nx),
+    )
+    _constraints(inst, form)
+    return form
+
+
+def _constraints(inst, form: SCMForm) -> None:
+    """Recognize a cardinality row, a knapsack row, or a partition matroid."""
+    from dataclasses import replace
+
+    from .bridges import bridge
+    from .linear import assemble
+    from .reductions import rows_to_bounds
+
+    ex = inst.compile()
+    rows_only = replace(ex, objective=Poly.zeros(1, inst.width))  # the constraints' standard form
+    linear = rows_to_bounds(assemble(bridge(rows_only, inst), inst))
+    A, ru, rl = linear.A.tocsr()[:, : form.n], linear.ru, linear.rl
+    n = form.n
+    if np.any(np.isfinite(rl) & (rl > 0)):
+        raise DflError("SCM constraints are upper limits (`<=`) on nonnegative sums")
+    rows = [i for i in range(A.shape[0]) if A.indptr[i + 1] > A.indptr[i]]
+    if any(A[[i]].data.min() < 0 for i in rows):
+        raise DflError("SCM constraints need nonnegative coefficients")
+    # bounds from single-variable rows already moved to lb/ub: items fixed at 0 leave the game
+    fixed_out = linear.ub[:n] < 0.5
+    form.upper = np.where(fixed_out, 0.0, 1.0)
+    if not rows:
+        form.kind = "none"
+        return
+    if len(rows) == 1:
+        i = rows[0]
+        cost = np.zeros(n)
+        row = A[[i]].tocoo()
+        cost[row.col] = row.data
+        cost[fixed_out] = np.inf
+        budget = float(ru[i])
+        covered = np.zeros(n, dtype=bool)
+        covered[row.col] = True
+        if not covered[~fixed_out].all():
+            raise DflError("an SCM constraint must cover every item")
+        form.cost, form.budget = cost, budget
+        finite = np.isfinite(cost)
+        form.kind = "cardinality" if np.allclose(cost[finite], cost[finite][0]) else "knapsack"
+        if form.kind == "cardinality":
+            form.budget = np.floor(budget / cost[finite][0] + 1e-9)
+            form.cost = np.where(finite, 1.0, np.inf)
+        return
+    groups = np.full(n, -1)
+    caps = []
+    for gid, i in enumerate(rows):
+        row = A[[i]].tocoo()
+        if not np.allclose(row.data, 1.0):
+            raise DflError("several SCM constraints must form a partition matroid "
+                           "(0/1 rows over disjoint groups)")
+        if np.any(groups[row.col] >= 0):
+            raise DflError("the groups of a partition matroid must be disjoint")
+        groups[row.col] = gid
+        caps.append(np.floor(ru[i] + 1e-9))
+    groups[fixed_out] = -1
+    form.kind = "partition"
+    form.groups, form.group_caps = groups, np.asarray(caps, dtype=float)
