@@ -10,6 +10,7 @@ REGISTRY: dict[str, tuple[str, frozenset[str]]] = {
     "pyomo": ("pyomo_backend", frozenset({"LP", "MILP", "QP"})),
     "cvxpy": ("cvxpy_backend", frozenset({"LP", "MILP", "QP", "SOCP"})),
     "aapga": ("aapga", frozenset({"SCM"})),
+    "fw": ("fw", frozenset({"SMOOTH-POLYTOPE"})),
 }
 
 # for each class, the backends to try, best first (only registered ones are offered)
