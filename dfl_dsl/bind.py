@@ -111,7 +111,9 @@ class _Binder:
             entity.data = self._per_entry(computed, domain, stmt.value, entity.elem)
             entity.missing = np.zeros(domain.n, dtype=bool)
         elif raw is not None:
-            entity.data, entity.missing = to_entries(self.source, stmt.name, raw, domain, entity.elem)
+            entity.data, entity.missing = to_entries(
+                self.source, stmt.name, raw, domain, entity.elem
+            )
         else:
             entity.data = np.zeros(domain.n, dtype=np.int64 if entity.elem else float)
             entity.missing = np.ones(domain.n, dtype=bool)
@@ -157,7 +159,9 @@ class _Binder:
                 rows = []
                 for k, scenario in enumerate(scenarios):
                     try:
-                        values, missing = to_entries(self.source, stmt.name, scenario, domain, False)
+                        values, missing = to_entries(
+                            self.source, stmt.name, scenario, domain, False
+                        )
                     except DataError as exc:
                         exc.message = exc.message.replace(
                             f"param `{stmt.name}`", f"param `{stmt.name}` (scenario {k})", 1
@@ -180,7 +184,8 @@ class _Binder:
                         stmt.name,
                     )
                 entity.extra["value"] = values
-            self._check_values(stmt, entity, entity.extra.get("value", entity.extra.get("scenarios")))
+            given = entity.extra.get("value", entity.extra.get("scenarios"))
+            self._check_values(stmt, entity, given)
         self._thetas.append(entity)
         self.ctx.entities[stmt.name] = entity
 
@@ -291,7 +296,9 @@ class _Binder:
     def _check_matrix(self, stmt, entity, rows, op) -> None:
         shape = entity.shape
         if len(shape) != 2 or shape[0] != shape[1]:
-            raise DflError(f"`{op}` needs a square matrix, `{stmt.name}` is {list(shape)}", stmt.pos)
+            raise DflError(
+                f"`{op}` needs a square matrix, `{stmt.name}` is {list(shape)}", stmt.pos
+            )
         for matrix in rows:
             m = matrix.reshape(shape)
             scale = max(1.0, float(np.abs(m).max(initial=0.0)))

@@ -94,7 +94,7 @@ def _parse_json(text: str, filename: str):
     except json.JSONDecodeError as exc:
         pos = Pos(exc.lineno, exc.colno, exc.lineno, exc.colno + 1)
         message = f"invalid JSON: {exc.msg}"
-        if exc.pos >= len(text.rstrip()):
+        if exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string"):
             message = f"invalid JSON: the file ends early ({exc.msg})"
         raise DataError(message, pos, filename=filename, source=text) from None
 
@@ -140,7 +140,7 @@ def to_set(source: DataSource, name: str, raw: Any, dim: int) -> SetValue:
                     f"set `{name}`: element {k} is a {type(item).__name__}, but `{name}` holds "
                     "single elements",
                     name,
-                    hint=f"declare `set {name} within A * B;` for a set of pairs",
+                    hint=f"declare `set {name} within S * T;` for a set of pairs",
                 )
         try:
             keys = keys_of(raw).reshape(-1, 1) if raw else np.zeros((0, 1), dtype=np.int64)
@@ -211,7 +211,8 @@ def to_entries(
                 arr = None
             if arr is not None and arr.shape == tuple(sizes) and not np.isnan(arr).any():
                 return arr.ravel(), np.zeros(n, dtype=bool)
-        _walk(source, name, raw, domain.components, widths, sizes, 0, 0, flat_pos, flat_val, elem, [])
+        _walk(source, name, raw, domain.components, widths, sizes, 0, 0, flat_pos, flat_val,
+              elem, [])
         pos = np.asarray(flat_pos, dtype=np.int64)
     else:
         flat_pos, flat_val = [], []
@@ -249,8 +250,8 @@ def _plain_numbers(raw: list, depth: int) -> bool:
     """Whether `raw` is nested lists (`depth` deep) of plain numbers: no bool, null or text,
     which `np.asarray(..., dtype=float)` would quietly read as 1, NaN or a parsed number."""
     if depth <= 1:
-        return all(isinstance(v, _NUMBER_TYPES) and not isinstance(v, (bool, np.bool_))
-                   for v in raw)
+        return all(issubclass(t, _NUMBER_TYPES) and not issubclass(t, (bool, np.bool_))
+                   for t in set(map(type, raw)))  # the distinct types only: fast on big lists
     return all(isinstance(v, list) and _plain_numbers(v, depth - 1) for v in raw)
 
 
@@ -342,7 +343,9 @@ def _json_keys(keys, comp: SetValue):
     """JSON object keys are strings; map "3" to 3 when the set holds integers."""
     integer = comp.integer
     for key in keys:
-        if integer and isinstance(key, str) and re.fullmatch(r"-?\d+", key.strip()):
+        if isinstance(key, str) and re.fullmatch(r"-?\d+", key.strip()) and (
+            integer or comp.position(np.array([key_of(key)]))[0] < 0  # not the text "3" itself
+        ):
             yield int(key)
         else:
             yield key

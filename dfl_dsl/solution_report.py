@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 MAX_ROWS = 40
@@ -36,14 +37,15 @@ def print_solution(sol, console: Console) -> None:
             if shown >= MAX_ROWS:
                 hidden += 1
                 continue
-            table.add_row(entity.name + entity.entry_label(int(entry)), f"{flat[entry]:.6g}")
+            label = escape(entity.name + entity.entry_label(int(entry)))  # `[b]` isn't markup
+            table.add_row(label, f"{flat[entry]:.6g}")
             shown += 1
     console.print(table)
     if hidden:
         console.print(f"... and {hidden} more nonzero entries (use --json or --output for all)")
     for key, value in sol.extra.items():
         if key != "iis":
-            console.print(f"{key}: {value}")
+            console.print(f"{key}: {value}", markup=False)
 
 
 def write_json_atomic(path: Path, payload: dict) -> None:

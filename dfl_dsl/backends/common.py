@@ -38,7 +38,8 @@ def to_solution(inst, form: LinearForm, raw: RawResult, backend: str, elapsed: f
         for name, start, count in form.row_names:
             if not name.startswith("#") and "@" not in name:
                 duals[name] = form.sign * row_duals[start : start + count]
-    solution = Solution(raw.status, objective, x, backend, elapsed, inst, raw.gap, duals, raw.message)
+    solution = Solution(raw.status, objective, x, backend, elapsed, inst, raw.gap, duals,
+                        raw.message)
     if raw.iis_rows:
         rows = raw.iis_rows
         if form.kept_rows is not None:

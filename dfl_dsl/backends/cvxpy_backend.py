@@ -128,8 +128,9 @@ class _Lowering:
         if fn is None:
             raise DflError(f"{what}: `{name}` is not convex; CVXPY can't take it")
         starts = node.starts
-        groups = [fn(args[0][int(a) : int(b)]) for a, b in zip(starts[:-1], starts[1:], strict=True)]
-        return cp.hstack(groups) if len(groups) > 1 else groups[0]
+        groups = [fn(args[0][int(a) : int(b)])
+                  for a, b in zip(starts[:-1], starts[1:], strict=True)]
+        return cp.hstack(groups)  # a vector even for one group: a sparse matrix combines them
 
 
 def build(inst) -> CvxpyProblem:

@@ -92,18 +92,13 @@ def bridge(ex: Expanded, inst, *, label_rows: bool = False,
         if len(unc_cols) and body.rows:
             hit = uses(body, unc_cols)
             if hit.any():
-                if isinstance(body, NL):
-                    raise DflError(
-                        f"constraint `{r.name}` is nonlinear in an uncertain param; that is not "
-                        "supported"
-                    )
                 rows.append(RowBlock(r.name, body.take(np.nonzero(~hit)[0]), lo[~hit], hi[~hit],
                                      [lb for lb, h in zip(labels, hit, strict=True) if not h]
                                      if labels else None))
                 picked = body.take(np.nonzero(hit)[0])
                 for s, values in enumerate(scenarios):
                     rows.append(RowBlock(
-                        f"{r.name}@{s}", substitute(picked, unc_cols, values), lo[hit], hi[hit],
+                        f"{r.name}@{s}", _fix(picked, unc_cols, values), lo[hit], hi[hit],
                         [f"{lb}@scenario{s}" for lb, h in zip(labels, hit, strict=True) if h]
                         if labels else None))
                 continue
@@ -120,7 +115,9 @@ def bridge(ex: Expanded, inst, *, label_rows: bool = False,
             poly = poly + _risk(node, weights, sign, aux, rows, unc_cols, scenarios, width)
             continue
         copies = [(node, 1.0)]
-        if len(unc_cols) and any(isinstance(a, Poly) and uses(a, unc_cols).any() for a in node.args):
+        if len(unc_cols) and any(
+            isinstance(a, Poly) and uses(a, unc_cols).any() for a in node.args
+        ):
             copies = [(_fix_node(node, unc_cols, v), 1.0 / len(scenarios)) for v in scenarios]
         for copy, share in copies:
             if keep_nonlinear:
@@ -217,8 +214,16 @@ def _uncertain(inst) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _fix_node(node: AtomNode, cols: np.ndarray, values: np.ndarray) -> AtomNode:
-    args = tuple(substitute(a, cols, values) if isinstance(a, Poly) else a for a in node.args)
+    args = tuple(_fix(a, cols, values) if isinstance(a, (Poly, NL)) else a for a in node.args)
     return AtomNode(node.name, args, node.rows, node.starts, node.param)
+
+
+def _fix(payload: Poly | NL, cols: np.ndarray, values: np.ndarray) -> Poly | NL:
+    """`payload` with the symbols `cols` fixed at `values`, inside atoms too."""
+    if isinstance(payload, Poly):
+        return substitute(payload, cols, values)
+    terms = [(m, _fix_node(n, cols, values)) for m, n in payload.terms]
+    return NL(substitute(payload.poly, cols, values), terms)
 
 
 def _widen(poly: Poly, width: int) -> Poly:

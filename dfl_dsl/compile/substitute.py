@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from ..evaluate.nonlinear import NL
 from ..evaluate.poly import Poly, _quad_from_triplets
 
 
@@ -48,8 +49,23 @@ def substitute(poly: Poly, cols: np.ndarray, values: np.ndarray) -> Poly:
     return Poly(const, lin, quad, pairs)
 
 
-def uses(poly: Poly, cols: np.ndarray) -> np.ndarray:
-    """Which rows of `poly` involve any of the symbols `cols`."""
+def uses(poly: Poly | NL, cols: np.ndarray) -> np.ndarray:
+    """Which rows of `poly` involve any of the symbols `cols` (inside atoms too)."""
+    if isinstance(poly, NL):
+        hit = uses(poly.poly, cols)
+        for matrix, node in poly.terms:
+            node_hit = np.zeros(node.rows, dtype=bool)
+            for arg in node.args:
+                if not isinstance(arg, (Poly, NL)):
+                    continue
+                arg_hit = uses(arg, cols)
+                if node.starts is None:
+                    node_hit |= arg_hit
+                else:  # a reduction: output row g reads rows starts[g]:starts[g+1]
+                    owner = np.repeat(np.arange(node.rows), np.diff(node.starts))
+                    node_hit[owner[arg_hit]] = True
+            hit |= (abs(matrix) @ node_hit.astype(float)) > 0
+        return hit
     mask = np.zeros(poly.width, dtype=bool)
     mask[cols] = True
     lin = poly.lin.tocoo()

@@ -44,7 +44,7 @@ def keys_of(values) -> np.ndarray:
     """Keys for a sequence of elements (fast path for integer arrays)."""
     if isinstance(values, np.ndarray):
         arr = values
-    elif any(isinstance(v, bool) for v in values):  # numpy would read True as 1
+    elif {bool, np.bool_} & set(map(type, values)):  # numpy would read True as 1
         arr = None
     else:
         arr = np.asarray(values)

@@ -531,7 +531,9 @@ class Evaluator:
         left = self.set_of(node.left, frame)
         right = self.set_of(node.right, frame)
         if isinstance(left, RowRanges) or isinstance(right, RowRanges):
-            raise DflError(f"`{node.op}` of ranges that depend on dummies is not supported", node.pos)
+            raise DflError(
+                f"`{node.op}` of ranges that depend on dummies is not supported", node.pos
+            )
         if left.dim != right.dim:
             raise DflError(f"`{node.op}` of sets of different tuple widths", node.pos)
         if node.op == "union":
@@ -682,10 +684,12 @@ class Evaluator:
         if len(arg.shape) == 2:
             k = min(arg.shape)
             if not arg.symbolic:
-                return Val(np.diagonal(np.asarray(arg.payload), axis1=-2, axis2=-1), arg.framed, (k,))
+                diagonal = np.diagonal(np.asarray(arg.payload), axis1=-2, axis2=-1)
+                return Val(diagonal, arg.framed, (k,))
             lead = frame.n if arg.framed else 1
             cols = arg.shape[1]
-            idx = (np.arange(lead)[:, None] * arg.shape[0] * cols + np.arange(k)[None, :] * (cols + 1))
+            idx = (np.arange(lead)[:, None] * arg.shape[0] * cols
+                   + np.arange(k)[None, :] * (cols + 1))
             return Val(arg.payload.take(idx.ravel()), arg.framed, (k,))
         if len(arg.shape) != 1:
             raise EvalError("diag takes a vector or a matrix")

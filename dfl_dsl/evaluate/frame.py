@@ -123,16 +123,34 @@ def _extend(frame: Frame, rows: np.ndarray, new: dict[str, Column]) -> Frame:
     return Frame(len(rows), columns, frame.parent, frame.parent_idx[rows])
 
 
-def _cross(frame: Frame, names, the_set: SetValue) -> Frame:
-    m = the_set.n
-    rows = np.repeat(np.arange(frame.n, dtype=np.int64), m)
-    pos = np.tile(np.arange(m, dtype=np.int64), frame.n)
+def _alike(names, keys: np.ndarray) -> np.ndarray:
+    """Rows of a set whose components bound to the same new name agree: `(v, v) in ARCS` is
+    the self-loops."""
+    keep = np.ones(len(keys), dtype=bool)
+    first: dict[str, int] = {}
+    for k, name in enumerate(names):
+        if name in first:
+            keep &= keys[:, first[name]] == keys[:, k]
+        else:
+            first[name] = k
+    return np.nonzero(keep)[0].astype(np.int64)
+
+
+def _columns(the_set: SetValue, names, pos: np.ndarray, skip=()) -> dict[str, Column]:
+    """One column per new name (its first component), pointing back at `the_set`."""
     binding = next(_bindings)
-    new = {
-        name: Column(the_set.keys[pos, k], the_set, pos, k, binding)
-        for k, name in enumerate(names)
-    }
-    return _extend(frame, rows, new)
+    new: dict[str, Column] = {}
+    for k, name in enumerate(names):
+        if k not in skip and name not in new:
+            new[name] = Column(the_set.keys[pos, k], the_set, pos, k, binding)
+    return new
+
+
+def _cross(frame: Frame, names, the_set: SetValue) -> Frame:
+    candidates = _alike(names, the_set.keys)
+    rows = np.repeat(np.arange(frame.n, dtype=np.int64), len(candidates))
+    pos = np.tile(candidates, frame.n)
+    return _extend(frame, rows, _columns(the_set, names, pos))
 
 
 def _expand_ranges(frame: Frame, name: str, ranges: RowRanges, bound: bool) -> Frame:
@@ -151,19 +169,14 @@ def _expand_ranges(frame: Frame, name: str, ranges: RowRanges, bound: bool) -> F
 def _join_pattern(frame: Frame, names, bound: list[int], the_set: SetValue) -> Frame:
     """Rows of `the_set` whose bound components equal the frame's dummies: a sort-merge join."""
     row_keys = np.stack([frame.get(names[k]).keys for k in bound], axis=1)
-    set_codes, row_codes = combine_columns(the_set.keys[:, bound], row_keys)
-    order = np.argsort(set_codes, kind="stable")
-    ordered = set_codes[order]
+    candidates = _alike(names, the_set.keys)
+    set_codes, row_codes = combine_columns(the_set.keys[candidates][:, bound], row_keys)
+    order = candidates[np.argsort(set_codes, kind="stable")]
+    ordered = np.sort(set_codes, kind="stable")
     first = np.searchsorted(ordered, row_codes, side="left")
     last = np.searchsorted(ordered, row_codes, side="right")
     counts = last - first
     rows = np.repeat(np.arange(frame.n, dtype=np.int64), counts)
     offsets = np.arange(len(rows), dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
     pos = order[first[rows] + offsets]
-    binding = next(_bindings)
-    new = {
-        name: Column(the_set.keys[pos, k], the_set, pos, k, binding)
-        for k, name in enumerate(names)
-        if k not in bound
-    }
-    return _extend(frame, rows, new)
+    return _extend(frame, rows, _columns(the_set, names, pos, skip=bound))

@@ -205,8 +205,9 @@ def matmul(a: Val, b: Val, n: int, width: int) -> Val:
     ii = np.arange(i).reshape(1, i, 1, 1)
     jj = np.arange(j).reshape(1, 1, j, 1)
     kk = np.arange(k).reshape(1, 1, 1, k)
-    a_rows = ((f_idx if a.framed else 0) * (i * k) + ii * k + kk) + 0 * jj
-    b_rows = ((f_idx if b.framed else 0) * (k * j) + kk * j + jj) + 0 * ii
+    full = (lead, i, j, k)  # an unframed operand is read again for every frame row
+    a_rows = np.broadcast_to((f_idx if a.framed else 0) * (i * k) + ii * k + kk, full)
+    b_rows = np.broadcast_to((f_idx if b.framed else 0) * (k * j) + kk * j + jj, full)
     total = lead * i * j * k
     a_exp = Val(_take_any(a, a_rows.ravel()), False, (total,))
     b_exp = Val(_take_any(b, b_rows.ravel()), False, (total,))

@@ -133,8 +133,3 @@ def test_epigraphs_against_brute_force(sense, body, fn):
         sol = inst.solve(backend)
         assert sol.objective == pytest.approx(best, abs=1e-7), backend
 
-
-def test_convex_atom_maximized_is_refused_by_the_lp_bridge():
-    inst = bind("var x in [-1, 1]; var y in [-1, 1]; minimize f: -abs(x) + y;")
-    with pytest.raises(dfl.DflError):
-        inst.solve("highs")

@@ -55,6 +55,13 @@ def test_tuple_pattern_join_against_brute_force(seed):
     assert np.allclose(A, want)
 
 
+def test_repeated_dummy_in_a_tuple_pattern_is_an_equality():
+    text = """set N; set A within N * N; var f{A} in [0, 1];
+              maximize o: sum{(v, v) in A} f[v, v] + 10 * sum{v in N, (w, v) in A} v * f[w, v];"""
+    inst = bind(text, {"N": [1, 2], "A": [[1, 1], [1, 2], [2, 2]]})
+    assert _objective_vector(inst).tolist() == [1 + 10, 20, 1 + 20]
+
+
 def test_dependent_ranges():
     text = """
     set J; param d{J} : int >= 1; param T : int;
@@ -185,6 +192,14 @@ SYMBOLIC_CASES = {
     "quad_form(x, A.T @ A)": X0 @ A.T @ A @ X0,
     "x @ x + (x[0] - 1) ^ 2": X0 @ X0 + (X0[0] - 1) ** 2,
     "sum{i in 0..2, j in 0..3} A[i, j] * X[j, i]": np.trace(A @ XX),
+    # numpy-style values that vary with an index (framed) meeting fixed ones
+    "sum{k in 0..2} A[k] @ x": (A @ X0).sum(),
+    "sum{k in 0..2} (A[k] @ x) * k": (A @ X0) @ np.arange(3),
+    "sum{k in 0..2} x @ X[0..3, k]": (X0 @ XX).sum(),
+    "sum{k in 0..2} A[k] @ X[0..3, k]": np.trace(A @ XX),
+    "sum{k in 0..2} X.T[k] @ A[k]": np.trace(XX.T @ A.T),
+    "sum{k in 0..2} sum_squares(A[k] @ X)": ((A @ XX) ** 2).sum(),
+    "sum{k in 0..2} (A @ x)[k] ^ 2": ((A @ X0) ** 2).sum(),
 }
 
 

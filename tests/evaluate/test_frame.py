@@ -110,3 +110,15 @@ def test_take_and_inherited_columns():
     sub = inner.take(np.array([1, 4]))
     assert _rows(sub, ["i", "j"]) == [(1, 8), (3, 7)]
     assert inner.names() == ["i", "j"]
+
+
+def test_repeated_new_name_in_a_pattern_picks_equal_components():
+    arcs = np.array([[1, 1], [1, 2], [2, 2], [3, 1]])
+    sets = {"ARCS": SetValue(arcs), "V": SetValue(np.array([1, 2, 3]))}
+    loops = _join(Frame.root(), [_item(["v", "v"], "ARCS")], sets)
+    assert loops.get("v").keys.tolist() == [1, 2] and loops.get("v").pos.tolist() == [0, 2]
+    outer = _join(Frame.root(), [_item(["a"], "V")], sets)
+    triples = SetValue(np.array([[1, 5, 5], [1, 5, 6], [2, 7, 7], [1, 8, 8]]))
+    sets["T"] = triples
+    joined = _join(outer, [_item(["a", "w", "w"], "T")], sets)
+    assert _rows(joined, ["a", "w"]) == [(1, 5), (1, 8), (2, 7)]

@@ -1,0 +1,95 @@
+"""The CVXPY backend: DCP models with nonlinear atoms, predicted params as one DPP Parameter."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from _helpers import bind
+
+import dfl_dsl as dfl
+from dfl_dsl.backends import cvxpy_backend
+
+
+def test_norms_and_sum_squares():
+    c = np.array([3.0, 4.0])
+    # the closest point to c in the unit ball is c/|c|: distance 4
+    inst = bind("param c[2]; var x[2]; minimize f: 2 * norm2(x - c); subject to ball: "
+                "sum_squares(x) <= 1;", {"c": c.tolist()})
+    sol = inst.solve("cvxpy")
+    assert sol.status == "optimal" and sol.objective == pytest.approx(8.0, rel=1e-6)
+    assert sol.value("x") == pytest.approx(c / 5, abs=1e-5)
+
+
+def test_concave_atoms_maximized():
+    # max log(x) + sqrt(y) + log1p(z) s.t. x + y + z <= 3: the KKT point has 1/x = 1/(2√y) = 1/(1+z)
+    inst = bind("var x >= 0; var y >= 0; var z >= 0; maximize f: log(x) + sqrt(y) + log1p(z);"
+                "subject to budget: x + y + z <= 3;")
+    sol = inst.solve("cvxpy")
+    x, y, z = (sol.value(n) for n in "xyz")
+    assert x + y + z == pytest.approx(3, abs=1e-5)
+    assert x == pytest.approx(2 * np.sqrt(y), abs=1e-4) and x == pytest.approx(1 + z, abs=1e-4)
+    assert sol.objective == pytest.approx(np.log(x) + np.sqrt(y) + np.log1p(z), abs=1e-6)
+
+
+def test_exp_and_abs_minimized():
+    sol = bind("var x; minimize f: exp(x) + abs(x - 1) - 2 * x;").solve("cvxpy")
+    # slopes: e^x - 3 < 0 left of 1 (e < 3), e^x - 1 > 0 right of it: the kink at 1
+    assert sol.value("x") == pytest.approx(1, abs=1e-4)
+    assert sol.objective == pytest.approx(np.e - 2, abs=1e-6)
+
+
+def test_grouped_atom_with_one_group_and_a_weight():
+    sol = bind("param c[3]; var x[3]; minimize f: 3 * norm_inf(x - c) + norm1(x);",
+               {"c": [1.0, -2.0, 0.5]}).solve("cvxpy")
+    assert sol.status == "optimal"
+    # brute check: x = 0 gives 3 * 2 = 6; shrinking |x - c|_inf to t costs 3t + Σ max(|c_i|-t, 0)
+    ts = np.linspace(0, 2, 2001)
+    best = min(3 * t + np.maximum(np.abs([1, -2, 0.5]) - t, 0).sum() for t in ts)
+    assert sol.objective == pytest.approx(best, abs=1e-3)
+
+
+def test_predicted_params_are_one_parameter():
+    text = """set I; param c{I} : predicted; param w{I};
+              var x{I} in [0, 1]; minimize f: sum{i in I} c[i] * x[i];
+              subject to cap: sum{i in I} w[i] * x[i] <= 2;"""
+    data = {"I": [1, 2, 3], "w": [1.0, 1.5, 0.7]}
+    inst = dfl.parse(text, "p.opt").bind(data)
+    built = cvxpy_backend.build(inst)
+    assert built is cvxpy_backend.build(inst)  # cached
+    assert built.theta is not None and built.theta.shape == (3,)
+    assert built.problem.is_dpp()
+    for theta in ([-1.0, -2.0, -0.5], [1.0, -1.0, -3.0]):
+        built.theta.value = np.array(theta)
+        built.problem.solve(solver="CLARABEL")
+        ref = dfl.parse(text.replace(": predicted", ""), "d.opt").bind({**data, "c": theta})
+        assert built.problem.value == pytest.approx(ref.solve("highs").objective, abs=1e-6)
+
+
+@pytest.mark.parametrize(("text", "status"), [
+    ("var x; minimize f: x;", "unbounded"),
+    ("var x >= 0; minimize f: x; subject to c: x <= -1;", "infeasible"),
+    ("var x; minimize f: x ^ 2; subject to c: x ^ 2 <= -1;", "infeasible"),
+    ("var x binary; minimize f: x; subject to c: x == 0.5;", "infeasible"),
+])
+def test_statuses(text, status):
+    sol = bind(text).solve("cvxpy")
+    assert sol.status == status and sol.x is None and sol.objective is None
+
+
+def test_mixed_integer_goes_through_highs():
+    sol = bind("var x{1..3} binary; param v{1..3}; maximize f: sum{i in 1..3} v[i] * x[i];"
+               "subject to one: sum{i in 1..3} x[i] <= 1;", {"v": [1, 3, 2]}).solve("cvxpy")
+    assert sol.objective == pytest.approx(3) and sol.value("x").tolist() == pytest.approx([0, 1, 0])
+    assert sol.message.startswith("HIGHS")
+
+
+@pytest.mark.parametrize(("constraint", "sense", "want"), [
+    ("abs(x - a[1]) <= 1", "minimize", 1.0),  # x in [0, 2] and in [1, 3]
+    ("abs(x - 3) <= a[2]", "maximize", 3.5),  # x <= 3 + 0.5 and x <= 3 + 1
+    ("norm2(x - a[1]) + a[2] <= 3", "maximize", 3.5),  # x <= 1 + 2.5 and x <= 2 + 2
+])
+def test_nonlinear_constraints_hold_for_every_scenario(constraint, sense, want):
+    inst = bind(f"param a{{1..2}} : uncertain; var x; {sense} f: x; subject to c: {constraint};",
+                {"a": [[1.0, 0.5], [2.0, 1.0]]})
+    sol = inst.solve("cvxpy")
+    assert sol.status == "optimal" and sol.objective == pytest.approx(want, abs=1e-6)

@@ -1,0 +1,138 @@
+"""The HiGHS backend: re-solving with a new cost, time limits, IIS rows, statuses and duals."""
+
+from __future__ import annotations
+
+import copy
+import json
+import time
+
+import numpy as np
+import pytest
+from _helpers import bind, spec_dir
+
+import dfl_dsl as dfl
+from dfl_dsl.backends.highs import HighsModel
+
+
+@pytest.fixture(scope="module")
+def knapsack():
+    spec = spec_dir()
+    return dfl.load(spec / "knapsack.opt").bind(spec / "knapsack.json")
+
+
+def test_set_objective_resolve_matches_a_fresh_build(knapsack):
+    form = knapsack.linear_form()
+    theta = knapsack.theta_for_solve()
+    kept = HighsModel(form, theta=theta)
+    assert kept.solve().status == "optimal"
+    rng = np.random.default_rng(0)
+    for _ in range(4):
+        new = rng.uniform(0, 5, size=theta.shape)
+        c, c0 = form.objective_at(new)
+        kept.set_objective(c, c0)
+        again = kept.solve()
+        fresh = HighsModel(form, theta=new).solve()
+        assert again.status == fresh.status == "optimal"
+        assert again.objective == pytest.approx(fresh.objective, rel=1e-9)
+
+
+def _hard_knapsack():
+    rng = np.random.default_rng(7)
+    n, m = 70, 5
+    weights = rng.integers(10, 100, size=(m, n))
+    text = """param n : int; param m : int; param W[m, n]; param cap[m]; param v[n];
+              var x[n] binary; maximize f: v @ x; subject to c: W @ x <= cap;"""
+    return bind(text, {"n": n, "m": m, "W": weights.tolist(),
+                       "cap": (weights.sum(axis=1) // 2).tolist(),
+                       "v": rng.integers(10, 100, size=n).tolist()})
+
+
+def test_time_limit_returns_a_point_without_crashing():
+    inst = _hard_knapsack()
+    start = time.perf_counter()
+    sol = inst.solve("highs", time_limit=0.2)
+    assert time.perf_counter() - start < 5
+    assert sol.status in ("feasible", "optimal")
+    if sol.status == "feasible":
+        assert sol.x is not None and sol.gap is not None and sol.gap >= 0
+    assert np.all(np.isin(np.round(sol.value("x"), 6), [0, 1]))
+
+
+INFEASIBLE_LP = """
+var x >= 0; var y >= 0;
+minimize f: x + y;
+subject to enough: x + y >= 5;
+subject to small: x + 2 * y <= 3;
+subject to loose: x - y <= 100;
+"""
+
+
+def test_iis_rows_of_an_infeasible_lp():
+    sol = bind(INFEASIBLE_LP).solve("highs")
+    assert sol.status == "infeasible" and sol.objective is None and sol.x is None
+    assert sorted(sol.extra["iis"]) == ["enough", "small"]
+    assert sorted(sol.to_json()["iis"]) == ["enough", "small"]
+
+
+def test_iis_labels_name_indexed_rows():
+    text = """set I; param need{I}; var x{I} >= 0;
+              subject to low{i in I}: x[i] + x["b"] >= need[i];
+              subject to cap: sum{i in I} x[i] <= 1;"""
+    sol = bind(text, {"I": ["a", "b"], "need": [5, 0]}).solve("highs")
+    assert sol.status == "infeasible"
+    assert set(sol.extra["iis"]) == {"low[a]", "cap"}
+
+
+@pytest.mark.parametrize(("text", "status"), [
+    ("var x; minimize f: x;", "unbounded"),
+    ("var x integer; minimize f: x;", "unbounded"),  # presolve alone can't tell
+    ("var x integer >= 0; var y integer; minimize f: x - y; subject to c: x + y >= 1;"
+     "subject to d: x + y <= 0.5;", "infeasible"),
+    ("var x binary; var y integer >= 0; minimize f: x; subject to c: x + 2 * y == 1.5;",
+     "infeasible"),
+    ("var x >= 0; minimize f: x; subject to c: x <= -1;", "infeasible"),
+])
+def test_statuses(text, status):
+    sol = bind(text).solve("highs")
+    assert sol.status == status and not sol.ok
+
+
+def test_transport_duals_match_finite_differences():
+    spec = spec_dir()
+    model = dfl.load(spec / "transport.opt")
+    data = json.loads((spec / "transport.json").read_text())
+    base = model.bind(data).solve("highs")
+    assert base.status == "optimal"
+    for origin, k in (("GARY", 0), ("CLEV", 1), ("PITT", 2)):
+        more = copy.deepcopy(data)
+        more["supply"][origin] += 1.0
+        bumped = model.bind(more).solve("highs")
+        slope = bumped.objective - base.objective
+        assert base.duals["supply_limit"][k] == pytest.approx(slope, abs=1e-6)
+        assert base.duals["supply_limit"][k] <= 1e-9  # more supply never costs more
+    assert np.all(base.duals["meet_demand"] >= -1e-9)  # more demand never costs less
+    fewer = copy.deepcopy(data)
+    fewer["demand"]["FRA"] -= 1.0
+    cut = model.bind(fewer).solve("highs")
+    assert base.duals["meet_demand"][0] == pytest.approx(base.objective - cut.objective)
+
+
+def test_duals_in_the_models_sense_for_maximize():
+    text = """param b default 4; var x >= 0; var y >= 0;
+              maximize f: 3 * x + 2 * y;
+              subject to c1: x + y <= b; subject to c2: x + 3 * y <= 7;"""
+    base = bind(text).solve("highs")
+    up = bind(text, {"b": 4.5}).solve("highs")
+    assert base.duals["c1"][0] > 0  # a looser budget raises the maximum
+    assert base.duals["c1"][0] == pytest.approx((up.objective - base.objective) / 0.5)
+
+
+def test_qp_is_solved_and_mip_has_no_duals(knapsack):
+    sol = knapsack.solve("highs")
+    assert sol.duals is None and sol.gap == pytest.approx(0, abs=1e-9)
+    qp = bind("param P[2, 2] psd; param c[2]; var v[2]; minimize f: quad_form(v, P) + c @ v;",
+              {"P": [[1, 0.5], [0.5, 1]], "c": [-2, 4]}).solve("highs")
+    # minimum of x² + y² + xy - 2x + 4y: gradient 2x + y = 2, x + 2y = -4
+    assert qp.status == "optimal"
+    assert qp.value("v") == pytest.approx([8 / 3, -10 / 3])
+    assert qp.objective == pytest.approx(-28 / 3)

@@ -1,0 +1,136 @@
+"""bind: sets, params (given, computed, defaulted), checks, variables' bounds, predicted and
+uncertain params."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from _helpers import bind
+
+import dfl_dsl as dfl
+from dfl_dsl.errors import DataError
+from dfl_dsl.evaluate.elements import element_of
+
+
+def test_computed_param_and_set():
+    inst = bind("param m : int; param n : int; param A[m, n]; param C[n, n] = A.T @ A;"
+                "param T : int; set H = 1..T; param half{t in H} = t / 2;",
+                {"m": 2, "n": 2, "A": [[1, 2], [3, 4]], "T": 3})
+    A = np.array([[1, 2], [3, 4]])
+    assert inst.entity("C").array().tolist() == (A.T @ A).tolist()
+    assert inst.sets["H"].elements() == [1, 2, 3]
+    assert inst.entity("half").array().tolist() == [0.5, 1, 1.5]
+
+
+def test_computed_things_must_not_come_from_the_data():
+    with pytest.raises(DataError, match="param `C` is computed in the model"):
+        bind("param C = 2;", {"C": 3})
+    with pytest.raises(DataError, match="set `H` is computed in the model"):
+        bind("set H = 1..3;", {"H": [1, 2, 3]})
+
+
+def test_default_expression_uses_other_data():
+    inst = bind("set I; param cap{I}; param u{i in I} default 2 * cap[i];",
+                {"I": ["a", "b"], "cap": [1, 5], "u": {"b": 0}})
+    assert inst.entity("u").array().tolist() == [2, 0]
+
+
+def test_default_for_a_missing_param():
+    inst = bind("param alpha default 0.9; param k : int default 3;")
+    assert inst.entity("alpha").array().tolist() == 0.9 and inst.entity("k").array() == 3
+
+
+def test_missing_set_hints_the_closest_key():
+    with pytest.raises(DataError, match="set `NODES` is missing") as info:
+        bind("set NODES;", {"NODE": [1]})
+    assert info.value.hint == "did you mean `NODE`?"
+
+
+def test_int_accepts_integral_floats():
+    assert bind("param k : int;", {"k": 3.0}).entity("k").array() == 3
+
+
+def test_psd_allows_round_off():
+    v = np.array([[1.0, 1.0], [1.0, 1.0]]) - 1e-13 * np.eye(2)  # eigenvalue -1e-13
+    bind("param P[2, 2] psd;", {"P": v.tolist()})
+
+
+def test_shape_sizes_must_be_nonnegative():
+    with pytest.raises(dfl.DflError, match="size must be >= 0"):
+        bind("param n : int; param v[n];", {"n": -1, "v": []})
+
+
+def test_variable_bounds_from_indexed_data():
+    inst = bind("set I; param lo{I}; param hi{I}; var x{i in I} >= lo[i] <= hi[i];"
+                "var y{I} in [-1, 2]; var b{I} binary >= 0.5;",
+                {"I": [1, 2], "lo": [0, -3], "hi": [4, 5]})
+    x, y, b = (inst.entity(n) for n in "xyb")
+    assert x.lower.tolist() == [0, -3] and x.upper.tolist() == [4, 5]
+    assert y.lower.tolist() == [-1, -1] and y.upper.tolist() == [2, 2]
+    assert b.lower.tolist() == [0.5, 0.5] and b.upper.tolist() == [1, 1] and b.integer.all()
+
+
+def test_lower_bound_above_upper_bound():
+    with pytest.raises(dfl.DflError, match=r"`x\[b\]` has lower bound 3 above its upper bound 1"):
+        bind("set I; param lo{I}; var x{i in I} >= lo[i] <= 1;",
+             {"I": ["a", "b"], "lo": [0, 3]})
+
+
+def test_predicted_value_in_the_data():
+    inst = bind("set I; param c{I} : predicted; var x{I} in [0, 1];"
+                "minimize f: sum{i in I} c[i] * x[i];", {"I": [1, 2], "c": [-1, 2]})
+    assert inst.predicted[0].extra["value"].tolist() == [-1, 2]
+    assert inst.theta_values().tolist() == [-1, 2]
+    assert inst.solve().objective == pytest.approx(-1)
+
+
+def test_predicted_value_with_a_gap():
+    with pytest.raises(DataError, match=r"predicted param `c` misses a value for \[2\]"):
+        bind("set I; param c{I} : predicted;", {"I": [1, 2], "c": {"1": 3}})
+
+
+def test_uncertain_scenarios():
+    inst = bind("set I; param p{I} : uncertain >= 0;", {"I": ["a", "b"], "p": [[1, 2], [3, 4],
+                                                                               [5, 6]]})
+    ent = inst.uncertain[0]
+    assert ent.extra["scenarios"].shape == (3, 2)
+    assert inst.theta_values().tolist() == [1, 2]  # scenario 0
+
+
+@pytest.mark.parametrize(("given", "message"), [
+    (3, "give a list of scenarios"),
+    ([], "give a list of scenarios"),
+    ([[1, 2], [1]], r"param `p` \(scenario 1\): expected 2 values"),
+    ([{"a": 1, "b": 2}, {"a": 1}], r"scenario 1 misses \[b\]"),
+    ([[1, 2], [3, -4]], r"`p`\[b\] in scenario 1: value -4 breaks `>= 0`"),
+])
+def test_bad_scenarios(given, message):
+    with pytest.raises(DataError, match=message):
+        bind("set I; param p{I} : uncertain >= 0;", {"I": ["a", "b"], "p": given})
+
+
+def test_element_params():
+    inst = bind("set N; param s in N; param g{N} in N;",
+                {"N": ["a", "b", 3], "s": 3, "g": {"a": "b", "b": "a", "3": 3}})
+    assert inst.entity("s").elem
+    assert [element_of(k) for k in inst.entity("g").array()] == ["b", "a", 3]
+
+
+def test_unknown_data_keys_are_listed():
+    inst = bind("set I;", {"I": [1], "extra": 2, "features": [1]})
+    assert inst.unknown_data_keys() == ["extra"]
+
+
+def test_within_a_computed_superset():
+    inst = bind("param n : int; set V = 1..n; set E within V * V;",
+                {"n": 3, "E": [[1, 2], [3, 1]]})
+    assert inst.sets["E"].elements() == [(1, 2), (3, 1)]
+    with pytest.raises(DataError, match=r"element \(3, 4\) is not within"):
+        bind("param n : int; set V = 1..n; set E within V * V;", {"n": 3, "E": [[3, 4]]})
+
+
+def test_z_layout_variables_then_thetas():
+    inst = bind("param a : predicted; var x{1..3}; param b{1..2} : uncertain; var y;",
+                {"b": [[1, 2]]})
+    assert [v.offset for v in inst.variables] == [0, 3]
+    assert [t.offset for t in inst.thetas] == [4, 5] and inst.width == 7 and inst.n_vars == 4

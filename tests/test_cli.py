@@ -1,0 +1,142 @@
+"""The `dfl` command: exit 0 / 1 (no solution) / 2 (user error), `--json`, `--output`."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from _helpers import SPEC, spec_dir
+from typer.testing import CliRunner
+
+from dfl_dsl.cli import app
+
+runner = CliRunner()
+
+
+def _err(result) -> str:
+    """stderr with rich's line wrapping (at 80 columns off a terminal) undone."""
+    return result.stderr.replace("\n", "")
+
+
+def _spec_models():
+    if not SPEC.is_dir():
+        return [pytest.param("missing", marks=pytest.mark.skip("no shared/spec"))]
+    return sorted(p.stem for p in SPEC.glob("*.opt") if (SPEC / f"{p.stem}.json").is_file())
+
+
+@pytest.mark.parametrize("name", _spec_models())
+def test_check_every_spec_model_with_its_data(name):
+    spec = spec_dir()
+    result = runner.invoke(app, ["check", str(spec / f"{name}.opt"), "--data",
+                                 str(spec / f"{name}.json")])
+    assert result.exit_code == 0, result.output
+    assert "class:" in result.stdout and "instance:" in result.stdout
+
+
+def test_check_without_data():
+    result = runner.invoke(app, ["check", str(spec_dir() / "transport.opt")])
+    assert result.exit_code == 0 and "from data" in result.stdout
+
+
+@pytest.fixture()
+def lp(tmp_path):
+    model = tmp_path / "lp.opt"
+    model.write_text("set I; param c{I}; var x{I} in [0, 1];\n"
+                     "maximize f: sum{i in I} c[i] * x[i];\n"
+                     "subject to one: sum{i in I} x[i] <= 1;\n")
+    data = tmp_path / "lp.json"
+    data.write_text(json.dumps({"I": ["a", "b"], "c": [2, 3]}))
+    return model, data
+
+
+def test_solve_json_and_output(lp, tmp_path):
+    model, data = lp
+    out = tmp_path / "deep" / "sol.json"
+    result = runner.invoke(app, ["solve", str(model), "--data", str(data), "--json",
+                                 "--output", str(out)])
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    assert payload["status"] == "optimal" and payload["objective"] == pytest.approx(3)
+    assert payload["variables"] == {"x": {"a": 0.0, "b": 1.0}}
+    assert payload["backend"] == "highs" and payload["time_s"] >= 0
+    assert json.loads(out.read_text()) == payload
+
+
+def test_solve_prints_a_table(lp):
+    model, data = lp
+    result = runner.invoke(app, ["solve", str(model), "--data", str(data), "-b", "cvxpy"])
+    assert result.exit_code == 0, result.output
+    assert "optimal" in result.stdout and "x[b]" in result.stdout
+
+
+def test_infeasible_exits_1_with_the_iis_and_writes_nothing(tmp_path):
+    model = tmp_path / "inf.opt"
+    model.write_text("var x >= 0; var y >= 0; minimize f: x + y;\n"
+                     "subject to enough: x + y >= 5;\nsubject to small: x + 2 * y <= 3;\n")
+    out = tmp_path / "sol.json"
+    result = runner.invoke(app, ["solve", str(model), "--output", str(out)])
+    assert result.exit_code == 1
+    assert "infeasible" in _err(result) and "enough" in _err(result)
+    assert not out.exists()
+    result = runner.invoke(app, ["solve", str(model), "--json", "--output", str(out)])
+    assert result.exit_code == 1 and json.loads(result.stdout)["status"] == "infeasible"
+    assert not out.exists()
+
+
+def test_unbounded_exits_1(tmp_path):
+    model = tmp_path / "unb.opt"
+    model.write_text("var x integer; minimize f: x;")
+    result = runner.invoke(app, ["solve", str(model), "--json"])
+    assert result.exit_code == 1 and json.loads(result.stdout)["status"] == "unbounded"
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--time-limit", "0"], "--time-limit must be positive"),
+    (["--backend", "nonsense"], "unknown backend `nonsense`"),
+])
+def test_bad_options_exit_2(lp, tmp_path, args, message):
+    model, data = lp
+    out = tmp_path / "sol.json"
+    result = runner.invoke(app, ["solve", str(model), "--data", str(data), "--output", str(out),
+                                 *args])
+    assert result.exit_code == 2 and message in _err(result)
+    assert not out.exists() and "Traceback" not in result.output
+
+
+def test_model_errors_exit_2_with_a_caret(tmp_path):
+    model = tmp_path / "bad.opt"
+    model.write_text("set I;\nvar x{I} >= 0;\nminimize f: sum{i in I} wieght[i] * x[i];\n")
+    out = tmp_path / "sol.json"
+    result = runner.invoke(app, ["solve", str(model), "--data", str(model), "-o", str(out)])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert f"{model}:3:" in _err(result) and "^" in _err(result)
+    assert not out.exists()
+
+
+def test_compile_errors_exit_2(tmp_path):
+    model = tmp_path / "m.opt"
+    model.write_text("set I; var x{I} >= 0;\nminimize f: sum{i in I} i * x[i];\n")
+    data = tmp_path / "d.json"
+    data.write_text(json.dumps({"I": ["a", "b"]}))
+    for command in ("check", "solve"):
+        result = runner.invoke(app, [command, str(model), "--data", str(data)])
+        assert result.exit_code == 2, result.output
+        assert f"{model}:2:" in _err(result) and "string elements" in _err(result)
+
+
+def test_missing_files_exit_2(tmp_path, lp):
+    model, _ = lp
+    result = runner.invoke(app, ["check", str(tmp_path / "nope.opt")])
+    assert result.exit_code == 2 and "can't read model file" in _err(result)
+    result = runner.invoke(app, ["solve", str(model), "--data", str(tmp_path / "nope.json")])
+    assert result.exit_code == 2 and "data file not found" in _err(result)
+
+
+def test_backend_that_does_not_accept_the_class_exits_2(tmp_path):
+    model = tmp_path / "socp.opt"
+    model.write_text("var x[2]; minimize f: norm2(x); subject to c: sum(x) == 1;")
+    result = runner.invoke(app, ["solve", str(model), "--backend", "highs"])
+    assert result.exit_code == 2 and "doesn't accept a SOCP model" in _err(result)
+    result = runner.invoke(app, ["solve", str(model), "--json"])
+    assert result.exit_code == 0
+    assert json.loads(result.stdout)["objective"] == pytest.approx(0.5**0.5, rel=1e-6)

@@ -1,0 +1,278 @@
+"""Data files: JSON / YAML / NPZ in every accepted layout, and broken files, each reported as a
+DataError that names the file, the key and the index — and as exit status 2 from the CLI,
+without a traceback."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import numpy as np
+import pytest
+from _helpers import write_json
+from typer.testing import CliRunner
+
+import dfl_dsl as dfl
+from dfl_dsl.cli import app
+from dfl_dsl.data import load_data
+from dfl_dsl.errors import DataError
+
+TRANSPORT = """
+set ORIG; set DEST;
+param supply{ORIG} >= 0; param demand{DEST} >= 0; param cost{ORIG, DEST} >= 0;
+var ship{ORIG, DEST} >= 0;
+minimize total: sum{i in ORIG, j in DEST} cost[i, j] * ship[i, j];
+subject to out{i in ORIG}: sum{j in DEST} ship[i, j] <= supply[i];
+subject to into{j in DEST}: sum{i in ORIG} ship[i, j] >= demand[j];
+"""
+TRANSPORT_DATA = {
+    "ORIG": ["GARY", "CLEV"],
+    "DEST": ["FRA", "DET", "LAN"],
+    "supply": {"GARY": 50, "CLEV": 60},
+    "demand": {"FRA": 30, "DET": 40, "LAN": 20},
+    "cost": {"GARY": {"FRA": 3, "DET": 1, "LAN": 4}, "CLEV": {"FRA": 2, "DET": 5, "LAN": 1}},
+}
+TRANSPORT_OPTIMUM = 30 * 2 + 40 * 1 + 20 * 1
+
+
+def _transport_model():
+    return dfl.parse(TRANSPORT, "transport.opt")
+
+
+# ---------------------------------------------------------------------- good data
+def test_keyed_objects(tmp_path):
+    inst = _transport_model().bind(write_json(tmp_path / "t.json", TRANSPORT_DATA))
+    assert inst.entity("cost").array().tolist() == [[3, 1, 4], [2, 5, 1]]
+    assert inst.solve().objective == pytest.approx(TRANSPORT_OPTIMUM)
+
+
+def test_nested_lists_and_mixed_forms():
+    data = copy.deepcopy(TRANSPORT_DATA)
+    data["cost"] = {"CLEV": [2, 5, 1], "GARY": {"LAN": 4, "FRA": 3, "DET": 1}}
+    data["supply"] = [50, 60]
+    inst = _transport_model().bind(data)
+    assert inst.entity("cost").array().tolist() == [[3, 1, 4], [2, 5, 1]]
+    assert inst.entity("supply").array().tolist() == [50, 60]
+
+
+def test_yaml(tmp_path):
+    path = tmp_path / "t.yaml"
+    path.write_text(
+        "ORIG: [GARY, CLEV]\nDEST: [FRA, DET, LAN]\nsupply: {GARY: 50, CLEV: 60}\n"
+        "demand: [30, 40, 20]\ncost:\n  GARY: {FRA: 3, DET: 1, LAN: 4}\n  CLEV: [2, 5, 1]\n"
+    )
+    assert _transport_model().bind(path).solve().objective == pytest.approx(TRANSPORT_OPTIMUM)
+
+
+def test_npz(tmp_path):
+    path = tmp_path / "t.npz"
+    np.savez(path, ORIG=np.array(["GARY", "CLEV"]), DEST=np.array(["FRA", "DET", "LAN"]),
+             supply=np.array([50, 60]), demand=np.array([30.0, 40, 20]),
+             cost=np.array([[3, 1, 4], [2, 5, 1]]))
+    assert _transport_model().bind(path).solve().objective == pytest.approx(TRANSPORT_OPTIMUM)
+
+
+def test_integer_keys_written_as_json_strings():
+    inst = dfl.parse("set I; param w{I};", "m.opt").bind({"I": [3, 1], "w": {"1": 10, "3": 30}})
+    assert inst.entity("w").array().tolist() == [30, 10]
+
+
+def test_pairs_and_values_aligned_with_the_set():
+    text = "set N; set A within N * N; param c{A}; param s in N;"
+    inst = dfl.parse(text, "m.opt").bind(
+        {"N": ["a", "b", "c"], "A": [["a", "b"], ["b", "c"]], "c": [1.5, 2.5], "s": "c"})
+    assert inst.sets["A"].elements() == [("a", "b"), ("b", "c")]
+    assert inst.entity("c").array().tolist() == [1.5, 2.5]
+
+
+def test_filtered_index_keyed_by_element():
+    text = "set I; param p{i in I, j in I: i < j};"
+    inst = dfl.parse(text, "m.opt").bind({"I": [1, 2, 3], "p": {"1": {"2": 5, "3": 6}}})
+    ent = inst.entity("p")
+    assert ent.array().tolist() == [5, 6, 0] and ent.missing.tolist() == [False, False, True]
+
+
+def test_inf_text_and_defaults():
+    inst = dfl.parse("set I; param u{I} default 7; param v{I};", "m.opt").bind(
+        {"I": [1, 2], "u": {"2": 1}, "v": ["inf", "-inf"]})
+    assert inst.entity("u").array().tolist() == [7, 1]
+    assert inst.entity("v").array().tolist() == [np.inf, -np.inf]
+
+
+def test_data_mapping_with_a_name():
+    source = load_data({"a": 1}, "given.json")
+    assert source.filename == "given.json" and source.values == {"a": 1}
+
+
+# ---------------------------------------------------------------------- broken data
+PSD_MODEL = "param n : int; param P[n, n] psd; var x[n]; minimize f: quad_form(x, P);"
+SYM_MODEL = "param n : int; param P[n, n] symmetric; var x[n] >= 0; minimize f: sum(P @ x);"
+INT_MODEL = "param k : int >= 0; var x >= 0; minimize f: k * x;"
+ELEM_MODEL = "set N; param source in N; param g{N} in N; var x{N} >= 0; minimize f: sum(x);"
+PAIRS_MODEL = "set N; set A; var x >= 0; minimize f: x;"
+WITHIN_MODEL = "set N; set ARCS within N * N; var f{ARCS} >= 0; minimize obj: sum(f);"
+VEC_MODEL = "set N; param w{N}; var x{N} >= 0; minimize f: sum{i in N} w[i] * x[i];"
+
+
+def _transport_with(**changes):
+    data = copy.deepcopy(TRANSPORT_DATA)
+    for key, value in changes.items():
+        if value is None:
+            del data[key]
+        else:
+            data[key] = value
+    return data
+
+
+def _json(data):
+    return json.dumps(data, indent=1)
+
+
+def _npz_object(path):
+    np.savez(path, N=np.array([1, 2]), w=np.array([1.0, "x"], dtype=object))
+
+
+BROKEN = {
+    # id: (model text, file name, writer (text or callable), substrings of the message)
+    "negative": (TRANSPORT, "d.json",
+                 _json(_transport_with(supply={"GARY": -5, "CLEV": 60})),
+                 ["`supply`", "[GARY]", "-5", ">= 0"]),
+    "missing": (TRANSPORT, "d.json", _json(_transport_with(demand=None)),
+                ["`demand`", "missing"]),
+    "wrong_length": (TRANSPORT, "d.json", _json(_transport_with(supply=[1, 2, 3])),
+                     ["`supply`", "expected 2 values", "got 3"]),
+    "unknown_key": (TRANSPORT, "d.json",
+                    _json(_transport_with(cost={"GARY": {"FRA": 3, "DET": 1, "XXX": 4},
+                                                "CLEV": [2, 5, 1]})),
+                    ["`cost`", '"GARY"', '"XXX"', "DEST"]),
+    "text_value": (TRANSPORT, "d.json",
+                   _json(_transport_with(cost={"GARY": [3, 1, 4], "CLEV": [2, "five", 1]})),
+                   ["`cost`", "[CLEV, DET]", '"five"']),
+    "null_value": (VEC_MODEL, "d.json", _json({"N": ["a", "b"], "w": [1, None]}),
+                   ["`w`", "[b]", "null"]),
+    "bool_value": (VEC_MODEL, "d.json", _json({"N": ["a", "b"], "w": [True, 2]}),
+                   ["`w`", "[a]", "true"]),
+    "not_psd": (PSD_MODEL, "d.json", _json({"n": 2, "P": [[1, 2], [2, 1]]}),
+                ["`P`", "positive semidefinite", "-1"]),
+    "not_symmetric": (SYM_MODEL, "d.json", _json({"n": 2, "P": [[1, 2], [3, 1]]}),
+                      ["`P`", "not symmetric", "[0, 1] = 2", "[1, 0] = 3"]),
+    "truncated_json": (TRANSPORT, "d.json", _json(TRANSPORT_DATA)[:150],
+                       ["invalid JSON", "ends early"]),
+    "invalid_yaml": (TRANSPORT, "d.yaml", "ORIG: [GARY, CLEV\nDEST: [FRA]\n", ["invalid YAML"]),
+    "int_given_fraction": (INT_MODEL, "d.json", _json({"k": 1.5}),
+                           ["`k`", "1.5", "`int`"]),
+    "element_outside_set": (ELEM_MODEL, "d.json",
+                            _json({"N": ["a", "b"], "source": "z", "g": ["a", "b"]}),
+                            ["`source`", "'z'", "not in `N`"]),
+    "indexed_element_outside_set": (ELEM_MODEL, "d.json",
+                                    _json({"N": ["a", "b"], "source": "a",
+                                           "g": {"a": "b", "b": "q"}}),
+                                    ["`g`", "[b]", "'q'"]),
+    "duplicate_element": (TRANSPORT, "d.json",
+                          _json(_transport_with(ORIG=["GARY", "CLEV", "GARY"])),
+                          ["`ORIG`", "'GARY'", "twice"]),
+    "pairs_without_within": (PAIRS_MODEL, "d.json", _json({"N": [1, 2], "A": [[1, 2], [2, 1]]}),
+                             ["`A`", "element 0", "single elements"]),
+    "outside_within": (WITHIN_MODEL, "d.json",
+                       _json({"N": [1, 2, 3], "ARCS": [[1, 2], [2, 9]]}),
+                       ["`ARCS`", "(2, 9)", "superset"]),
+    "npz_object_array": (VEC_MODEL, "d.npz", _npz_object, ["`w`", "allow_pickle=False"]),
+    "npz_text_array": (VEC_MODEL, "d.npz",
+                       lambda p: np.savez(p, N=np.array([1, 2]), w=np.array(["1", "x"])),
+                       ["`w`", "numbers", "text"]),
+}
+
+
+def _write(tmp_path, case):
+    text, filename, content, _ = BROKEN[case]
+    model = tmp_path / "model.opt"
+    model.write_text(text)
+    data = tmp_path / filename
+    if callable(content):
+        content(data)
+    else:
+        data.write_text(content)
+    return model, data
+
+
+@pytest.mark.parametrize("case", list(BROKEN))
+def test_broken_data_is_a_data_error(tmp_path, case):
+    model, data = _write(tmp_path, case)
+    with pytest.raises(DataError) as info:
+        dfl.load(model).bind(data)
+    err = info.value
+    for part in BROKEN[case][3]:
+        assert part in err.message, (part, err.message)
+    assert err.filename == str(data)
+    assert str(err).startswith(str(data))
+
+
+@pytest.mark.parametrize("case", list(BROKEN))
+def test_broken_data_exits_2_from_the_cli(tmp_path, case):
+    model, data = _write(tmp_path, case)
+    out = tmp_path / "sol.json"
+    for command in (["check"], ["solve", "--json", "--output", str(out)]):
+        result = CliRunner().invoke(app, [*command, str(model), "--data", str(data)])
+        assert not out.exists()
+        assert result.exit_code == 2, result.output
+        assert "Traceback" not in result.output and "internal error" not in result.output
+        stderr = result.stderr.replace("\n", "")  # rich wraps at 80 columns off a terminal
+        assert "error:" in stderr and BROKEN[case][3][0] in stderr
+        assert result.stdout == ""
+
+
+def test_errors_point_at_a_line(tmp_path):
+    model, data = _write(tmp_path, "truncated_json")
+    with pytest.raises(DataError) as info:
+        dfl.load(model).bind(data)
+    assert info.value.pos.line > 1
+    model, data = _write(tmp_path, "invalid_yaml")
+    with pytest.raises(DataError) as info:
+        dfl.load(model).bind(data)
+    assert info.value.pos.line == 2
+    model, data = _write(tmp_path, "pairs_without_within")
+    with pytest.raises(DataError) as info:
+        dfl.load(model).bind(data)
+    assert "within S * T" in info.value.hint
+    model, data = _write(tmp_path, "negative")
+    with pytest.raises(DataError) as info:
+        dfl.load(model).bind(data)
+    lines = data.read_text().splitlines()
+    assert '"supply"' in lines[info.value.pos.line - 1]
+
+
+def test_unchecked_missing_entries_are_not_judged_by_checks():
+    # `w[2]` is left out (no default): `> 0` must not report the placeholder 0 ...
+    inst = dfl.parse("set N; param w{N} > 0;", "m.opt").bind({"N": [1, 2], "w": {"1": 3}})
+    assert inst.entity("w").missing.tolist() == [False, True]
+    # ... and using it says it is missing
+    text = "set N; param w{N}; var x{N} >= 0; minimize f: sum{i in N} w[i] * x[i];"
+    with pytest.raises(dfl.DflError, match=r"`w` has no value for \[2\]"):
+        dfl.parse(text, "m.opt").bind({"N": [1, 2], "w": {"1": 3}}).compile()
+
+
+def test_bound_of_a_check_can_differ_per_entry():
+    text = "set N; param lo{N}; param w{i in N} >= lo[i];"
+    with pytest.raises(DataError, match=r"`w`\[b\]: value 2 breaks `>= 5`"):
+        dfl.parse(text, "m.opt").bind({"N": ["a", "b"], "lo": [0, 5], "w": [1, 2]})
+    text = "set N; param lo{N}; param price{i in N} : uncertain >= lo[i];"
+    data = {"N": ["a", "b", "c"], "lo": [1, 0, 5], "price": [[2, 0, 3], [0, 0, 6]]}
+    with pytest.raises(DataError) as info:
+        dfl.parse(text, "m.opt").bind(data)
+    assert "`price`[c] in scenario 0: value 3 breaks `>= 5` (1 more entries too)" in str(
+        info.value)
+
+
+def test_unreadable_files(tmp_path):
+    model = dfl.parse("set N;", "m.opt")
+    with pytest.raises(DataError, match="not found"):
+        model.bind(tmp_path / "nope.json")
+    (tmp_path / "d.txt").write_text("N: [1]")
+    with pytest.raises(DataError, match="unknown data format"):
+        model.bind(tmp_path / "d.txt")
+    (tmp_path / "d.npz").write_bytes(b"not a zip")
+    with pytest.raises(DataError, match="npz"):
+        model.bind(tmp_path / "d.npz")
+    (tmp_path / "list.json").write_text("[1, 2]")
+    with pytest.raises(DataError, match="mapping"):
+        model.bind(tmp_path / "list.json")

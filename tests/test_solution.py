@@ -1,0 +1,87 @@
+"""Solutions mapped back to the model's names: values, keyed JSON, duals and extras."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from _helpers import bind
+
+from dfl_dsl.solution import Solution, keyed
+
+TEXT = """
+set I; set J;
+param c{I, J};
+var s{I, J} in [0, 1];
+var t{i in I, j in J: c[i, j] > 0} in [0, 2];
+var u[2] in [0, 3];
+var k in [0, 4];
+maximize f: sum{i in I, j in J} c[i, j] * s[i, j] + sum{i in I, j in J: c[i, j] > 0} t[i, j]
+            + sum(u) + k;
+subject to cap{i in I}: sum{j in J} s[i, j] <= 1;
+"""
+DATA = {"I": ["a", "b"], "J": [1, 2], "c": [[1, -1], [2, 3]]}
+
+
+@pytest.fixture(scope="module")
+def sol():
+    return bind(TEXT, DATA).solve("highs")
+
+
+def test_value_layouts(sol):
+    assert sol.ok and sol.status == "optimal"
+    assert sol.objective == pytest.approx(1 + 3 + 2 * 3 + 6 + 4)
+    assert sol.value("s").shape == (2, 2)
+    assert sol.value("s").tolist() == [[1, 0], [0, 1]]
+    assert sol.value("t").tolist() == [2, 2, 2]  # sparse: entry order (a,1), (b,1), (b,2)
+    assert sol.value("u").tolist() == [3, 3]
+    assert sol.value("k") == 4.0 and isinstance(sol.value("k"), float)
+
+
+def test_values_are_keyed_by_element(sol):
+    values = sol.values()
+    assert values["s"] == {"a": {"1": 1.0, "2": 0.0}, "b": {"1": 0.0, "2": 1.0}}
+    assert values["t"] == {"a": {"1": 2.0}, "b": {"1": 2.0, "2": 2.0}}
+    assert values["u"] == [3.0, 3.0] and values["k"] == 4.0
+
+
+def test_to_json_is_json(sol):
+    payload = sol.to_json()
+    assert json.loads(json.dumps(payload)) == payload
+    assert set(payload) >= {"status", "objective", "variables", "backend", "time_s"}
+    assert payload["backend"] == "highs" and len(payload["duals"]["cap"]) == 2
+
+
+def test_no_solution():
+    sol = bind("var x >= 0; minimize f: x; subject to c: x <= -1;").solve("highs")
+    assert not sol.ok and sol.x is None
+    with pytest.raises(ValueError, match="no solution values"):
+        sol.value("x")
+    payload = sol.to_json()
+    assert payload["objective"] is None and payload["variables"] == {}
+    assert payload.get("iis") in (None, ["c"])  # `c` became a bound: the conflict is in bounds
+
+
+def test_non_finite_numbers_become_null():
+    inst = bind("var x; minimize f: x; subject to c: x >= 1;")
+    sol = Solution("optimal", float("inf"), np.array([np.nan]), "test", 0.0, inst,
+                   gap=0.5, duals={"c": np.array([np.nan])}, message="m")
+    sol.extra["note"] = "kept"
+    payload = sol.to_json()
+    assert payload["objective"] is None and payload["variables"] == {"x": None}
+    assert payload["duals"] == {"c": [None]} and payload["gap"] == 0.5
+    assert payload["message"] == "m" and payload["note"] == "kept"
+
+
+def test_keyed_tuples_nest():
+    inst = bind("set N; set A within N * N; var f{A};",
+                {"N": ["x", "y", 3], "A": [["x", "y"], ["y", 3], ["x", 3]]})
+    out = keyed(inst.entity("f"), np.array([1.0, 2.0, -0.0]))
+    assert out == {"x": {"y": 1.0, "3": 0.0}, "y": {"3": 2.0}}
+
+
+def test_statuses_that_count_as_ok():
+    for status, ok in [("optimal", True), ("feasible", True), ("relaxed", True),
+                       ("infeasible", False), ("unbounded", False), ("error", False)]:
+        assert Solution(status, None, None, "t", 0.0).ok is ok
