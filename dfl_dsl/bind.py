@@ -210,6 +210,12 @@ class _Binder:
             elif attr.kind == "<=":
                 upper = np.minimum(upper, self._bound(attr.operands[0], domain))
         entity.lower, entity.upper, entity.integer = lower, upper, integer
+        if stmt.domain == "stiefel" and domain.shape[0] < domain.shape[1]:
+            raise DflError(
+                f"a stiefel variable X[n, r] needs n >= r; `{stmt.name}` is "
+                f"{domain.shape[0]} x {domain.shape[1]}",
+                stmt.pos,
+            )
         if np.any(lower > upper):
             bad = int(np.nonzero(lower > upper)[0][0])
             raise DflError(

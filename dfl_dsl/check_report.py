@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from . import ast
@@ -20,7 +21,7 @@ def _snippet(node: ast.Node, source: str) -> str:
     lines = source.splitlines()
     if not pos.line or pos.end_line != pos.line:
         return "…"
-    return lines[pos.line - 1][pos.column - 1 : pos.end_column - 1]
+    return escape(lines[pos.line - 1][pos.column - 1 : pos.end_column - 1])
 
 
 def report(model, inst, console: Console) -> None:

@@ -49,10 +49,10 @@ def guarded(fn):
         try:
             return fn(*args, **kwargs)
         except DflError as exc:
-            err.print(exc.format(), markup=False, highlight=False)
+            err.print(exc.format(), markup=False, highlight=False, soft_wrap=True)
             raise typer.Exit(2) from None
         except InfeasibleError as exc:
-            err.print(str(exc), markup=False, highlight=False)
+            err.print(str(exc), markup=False, highlight=False, soft_wrap=True)
             raise typer.Exit(1) from None
         except (typer.Exit, typer.Abort, KeyboardInterrupt):
             raise

@@ -136,7 +136,7 @@ def test_backend_that_does_not_accept_the_class_exits_2(tmp_path):
     model = tmp_path / "socp.opt"
     model.write_text("var x[2]; minimize f: norm2(x); subject to c: sum(x) == 1;")
     result = runner.invoke(app, ["solve", str(model), "--backend", "highs"])
-    assert result.exit_code == 2 and "doesn't accept a SOCP model" in _err(result)
+    assert result.exit_code == 2 and "doesn't accept an SOCP model" in _err(result)
     result = runner.invoke(app, ["solve", str(model), "--json"])
     assert result.exit_code == 0
     assert json.loads(result.stdout)["objective"] == pytest.approx(0.5**0.5, rel=1e-6)

@@ -40,7 +40,7 @@ def pick(klass, requested: str = "auto") -> str:
     if requested == "auto":
         if not able:
             raise DflError(
-                f"no installed backend solves a {klass.name} model yet",
+                f"no installed backend solves {_article(klass.name)} {klass.name} model yet",
                 hint="see `dfl check` for the model's class",
             )
         return able[0]
@@ -52,9 +52,14 @@ def pick(klass, requested: str = "auto") -> str:
     if requested not in able:
         hint = f"`--backend {able[0]}` can" if able else "no installed backend can yet"
         raise DflError(
-            f"backend `{requested}` doesn't accept a {klass.name} model", hint=hint
+            f"backend `{requested}` doesn't accept {_article(klass.name)} {klass.name} model",
+            hint=hint,
         )
     return requested
+
+
+def _article(name: str) -> str:
+    return "an" if name[0] in "AEFHILMNORSX" else "a"  # by the letter's sound: an SCM, an LP
 
 
 _PLANNED = {"cvxpy", "pyomo", "highs", "flexqp", "obcd", "fw", "aapga"}

@@ -189,4 +189,11 @@ def solve_instance(inst, *, time_limit=None, seed=None, **_):
     theta = inst.theta_for_solve()
     model = HighsModel(form, theta=theta, time_limit=time_limit, seed=seed)
     raw = model.solve()
+    if raw.status == "infeasible" and not form.is_mip and form.kept_rows is not None:
+        # rows turned into bounds hide from an IIS: look for one on the unreduced form
+        from ..compile.linear import build_linear
+
+        full = build_linear(inst, reduce=False)
+        raw.iis_rows = HighsModel(full, theta=theta).solve().iis_rows
+        return to_solution(inst, full, raw, "highs", time.perf_counter() - start)
     return to_solution(inst, form, raw, "highs", time.perf_counter() - start)

@@ -8,6 +8,7 @@ it once over its own index and gathers the rows each use needs).
 from __future__ import annotations
 
 import math
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,7 +19,7 @@ from ..evaluate.elements import format_key
 from ..evaluate.frame import Frame
 from ..evaluate.nonlinear import NL
 from ..evaluate.poly import Poly
-from ..evaluate.values import Val, add, expand, flat_data
+from ..evaluate.values import EvalError, Val, add, expand, flat_data, out_shape
 
 
 @dataclass
@@ -78,9 +79,23 @@ def _expand(inst) -> Expanded:
     else:
         sense = objective_decl.sense
         value = ev.number(objective_decl.body, root)
-        objective = expand(value, False, (), 1, width)
-    rows = [_constraint(inst, c) for c in inst.model.constraints]
+        with _at(objective_decl.body):
+            objective = expand(value, False, (), 1, width)
+    rows = []
+    for c in inst.model.constraints:
+        with _at(c.body):
+            rows.append(_constraint(inst, c))
     return Expanded(sense, objective, rows)
+
+
+@contextmanager
+def _at(node: ast.Node):
+    """Data-dependent failures between evaluated parts (shapes that only the data fixes) are
+    reported at the statement they come from."""
+    try:
+        yield
+    except EvalError as exc:
+        raise DflError(str(exc), node.pos, hint=exc.hint) from None
 
 
 def _constraint(inst, decl: ast.Constraint) -> Rows:
@@ -94,7 +109,7 @@ def _constraint(inst, decl: ast.Constraint) -> Rows:
     if len(vals) == 3:
         middle = vals[1]
         lo_v, hi_v = (vals[0], vals[2]) if body.ops[0] == "<=" else (vals[2], vals[0])
-        shape = tuple(np.broadcast_shapes(middle.shape, lo_v.shape, hi_v.shape))
+        shape = out_shape(middle, lo_v, hi_v)
         framed = True
         payload = expand(middle, framed, shape, n, width)
         lo = _side(lo_v, shape, n, width)

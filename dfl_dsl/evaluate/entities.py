@@ -118,7 +118,8 @@ class Entity:
 
     def entry_label(self, entry: int) -> str:
         if self.shape_style:
-            return str(list(np.unravel_index(entry, self.shape))) if self.shape else ""
+            index = np.unravel_index(entry, self.shape) if self.shape else ()
+            return "[" + ", ".join(str(int(i)) for i in index) + "]" if index else ""
         return self.domain.label(entry)
 
     def array(self) -> np.ndarray:
