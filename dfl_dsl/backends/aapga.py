@@ -21,7 +21,7 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 
-from ..compile.scm import LOG1P, MIN, SQRT, SCMForm, build_scm
+from ..compile.scm import LOG1P, SQRT, SCMForm, build_scm
 from ..solution import Solution
 
 CLASSES = frozenset({"SCM"})
@@ -132,8 +132,9 @@ def maximize_relaxation(form: SCMForm, *, iters: int = 400, device: str = "cpu",
     x = x_prev = start
     best_x, best_f = x, float(F.value(x))
     lipschitz, t_prev, t = 1.0, 1.0, 1.0
-    it = 0
-    for it in range(1, iters + 1):
+    done = 0
+    for _ in range(iters):
+        done += 1
         y = x + ((t_prev - 1.0) / t) * (x - x_prev)
         fy, gy = F.value(y), F.grad(y)
         while True:
@@ -151,7 +152,7 @@ def maximize_relaxation(form: SCMForm, *, iters: int = 400, device: str = "cpu",
         if float(((x - x_prev) ** 2).sum()) < tol * max(1.0, float((x**2).sum())):
             break
         lipschitz *= 0.9
-    return best_x[0].cpu().numpy(), best_f, it
+    return best_x[0].cpu().numpy(), best_f, done
 
 
 # ---------------------------------------------------------------------- rounding
