@@ -137,7 +137,8 @@ def main() -> None:
     print("\n" + header)
     for r in rows:
         print(f"{r['problem']:14} {r['loss']:5} {r['processes']:>4} "
-              f"{r['pyepo_s_per_epoch']:>10.3f} {r['ours_s_per_epoch']:>9.3f} {r['speedup']:>6.1f}x {r['pyepo_regret']:>12.4f} "
+              f"{r['pyepo_s_per_epoch']:>10.3f} {r['ours_s_per_epoch']:>9.3f} "
+              f"{r['speedup']:>6.1f}x {r['pyepo_regret']:>12.4f} "
               f"{r['ours_regret_by_pyepo_metric']:>11.4f} {r['regret_rel_diff']:>+8.1%}")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
