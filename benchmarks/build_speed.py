@@ -40,14 +40,12 @@ import time
 from pathlib import Path
 
 import numpy as np
-
 from _common import (
     Stopwatch,
     maxrss_mb,
     spec_text,
     table,
     transport_arrays,
-    transport_data,
     transport_names,
 )
 
@@ -78,7 +76,11 @@ def ours(family: str, size: int, solve: bool):
     from dfl_dsl.backends.highs import HighsModel
 
     if family == "transport":
-        text, name, data = spec_text("transport.opt"), "transport.opt", transport_data(size)
+        # the same in-memory arrays the floor starts from (bind_speed.py times JSON-style lists)
+        supply, demand, cost = transport_arrays(size)
+        orig, dest = transport_names(size)
+        data = {"ORIG": orig, "DEST": dest, "supply": supply, "demand": demand, "cost": cost}
+        text, name = spec_text("transport.opt"), "transport.opt"
     else:
         text, name, data = (HERE / "facility.opt").read_text(), "facility.opt", {
             "G": size, "F": size}
@@ -86,7 +88,7 @@ def ours(family: str, size: int, solve: bool):
     def run():
         watch = Stopwatch()
         model = dfl.parse(text, name)
-        watch.lap("parse + check")
+        watch.lap("parse/check")
         inst = model.bind(data)
         watch.lap("bind")
         inst.compile()
@@ -292,7 +294,7 @@ def highspy_floor(family: str, size: int, solve: bool):
             p, f = pf // F, pf % F
             Y, S, Z, R, D = 0, 2 * F, 2 * F + PF, 2 * F + 2 * PF, 2 * F + 4 * PF
             rx, ry = R + 2 * pf, R + 2 * pf + 1
-            one, zero = np.ones(PF), np.zeros(PF)
+            one = np.ones(PF)
             # rows: assign (P) | budget (PF) | offset_x, offset_y (2PF) | dist_hi, dist_lo (4PF)
             B, OX, OY = P, P + PF, P + 2 * PF
             H0, H1, L0, L1 = P + 3 * PF, P + 4 * PF, P + 5 * PF, P + 6 * PF
@@ -434,6 +436,7 @@ def check_objectives(family: str, args, competitors) -> str:
 def measure(args) -> dict:
     families = args.family.split(",")
     competitors = [c for c in COMPETITORS if c in args.only.split(",")]
+    _mute_highs_banner()
     results: dict = {"machine": machine(), "families": {}, "checks": []}
     for family in families:
         if not args.no_check:
@@ -488,21 +491,22 @@ def report(results: dict) -> str:
         for size, comps in by_size.items():
             for comp, res in comps.items():
                 if "laps" not in res:
-                    rows.append([size, comp, res["skipped"], "-", "-", "-", "-", "-"])
+                    rows.append([size, comp, res["skipped"], "-", "-", "-", "-", "-", "-"])
                     continue
                 laps = res["laps"]
                 stages = [k for k in laps if k not in ("hand-over", "solve")]
                 build = " + ".join(f"{laps[k]:.3f}" for k in stages)
                 rows.append([
                     size, comp, f"{build} ({' + '.join(stages)})", laps["hand-over"],
-                    _to_highs(laps), laps.get("solve", "-"), f"{res['peak_rss_mb']:.0f}",
-                    res["runs"],
+                    _to_highs(laps), laps.get("solve", "-"), f"{res['rss_before_mb']:.0f}",
+                    f"{res['peak_rss_mb']:.0f}", res["runs"],
                 ])
         out.append(f"\n{family} ({label}): seconds, best of the runs shown\n")
         out.append(table([label, "competitor", "build stages (s)", "hand-over (s)",
-                          "to HiGHS (s)", "solve (s)", "peak RSS (MiB)", "runs"], rows))
+                          "to HiGHS (s)", "solve (s)", "RSS before build (MiB)",
+                          "peak RSS (MiB)", "runs"], rows))
         out.append(f"\n{family}: ratios of time to HiGHS (targets: Pyomo/ours >= 10, "
-                   "CVXPY/ours >= 2, ours/floor <= 3 at 1000²)\n")
+                   "CVXPY/ours >= 2, ours/floor <= 3 judged at transport 1000²)\n")
         ratio_rows = []
         for size, comps in by_size.items():
             t = {c: _to_highs(r["laps"]) for c, r in comps.items() if "laps" in r}
@@ -514,7 +518,8 @@ def report(results: dict) -> str:
                     continue
                 ratio = ours_t / t[comp] if inverted else t[comp] / ours_t
                 met = ratio <= TARGETS[comp] if inverted else ratio >= TARGETS[comp]
-                row.append(f"{ratio:.2f}× " + ("met" if met else "missed"))
+                judged = not inverted or (family == "transport" and size == "1000")
+                row.append(f"{ratio:.2f}×" + ((" met" if met else " missed") if judged else ""))
             ratio_rows.append(row)
         out.append(table([label, "ours (s)", "Pyomo (s)", "CVXPY (s)", "floor (s)",
                           "Pyomo / ours", "CVXPY / ours", "ours / floor"], ratio_rows))

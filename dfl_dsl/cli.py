@@ -203,7 +203,7 @@ def evaluate(
 
     from .learn.session import eval_command
 
-    result = eval_command(model, data, checkpoint, test_file, console=out)
+    result = eval_command(model, data, checkpoint, test_file, console=err if as_json else out)
     if as_json:
         print(json.dumps(result))
 

@@ -51,7 +51,7 @@ class DflError(Exception):
             where += f":{self.pos.line}:{self.pos.column}"
         lines = [f"{where}: error: {self.message}"]
         if self.pos.line and self.source is not None:
-            source_lines = self.source.splitlines()
+            source_lines = self.source.split("\n")
             if 0 < self.pos.line <= len(source_lines):
                 text = source_lines[self.pos.line - 1].expandtabs(1)
                 lines.append("    " + text)

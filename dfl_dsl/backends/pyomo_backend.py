@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import time
+from itertools import chain
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +21,7 @@ from pyomo.contrib.solver.common.factory import SolverFactory
 from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
 from pyomo.contrib.solver.common.util import NoDualsError
 from pyomo.core.expr.numeric_expr import LinearExpression
+from pyomo.core.expr.visitor import identify_variables
 from pyomo.opt import ProblemFormat
 
 from ..compile.linear import LinearForm
@@ -124,6 +126,9 @@ def solve_model(model: pyo.ConcreteModel, form: LinearForm, *, time_limit=None,
                 seed=None) -> RawResult:
     """Solve a model made by `build_model` -> RawResult on the canonical form."""
     solver = _solver()
+    x = np.clip(0.0, form.lb, form.ub)  # a column in no row and not in the objective
+    if not _references_a_variable(model):
+        return _without_columns(model, form, x)
     options = {"random_seed": int(seed)} if seed is not None else {}
     results = _run(solver, model, time_limit, options)
     status = _STATUS.get(results.termination_condition, "error")
@@ -138,7 +143,6 @@ def solve_model(model: pyo.ConcreteModel, form: LinearForm, *, time_limit=None,
     if not (has_solution and status in ("optimal", "feasible")):
         return RawResult(status, None, None, message=message)
 
-    x = np.clip(0.0, form.lb, form.ub)  # a column in no row and not in the objective
     for var, value in results.solution_loader.get_vars().items():
         x[var.index()] = value
     duals = gap = None
@@ -148,6 +152,26 @@ def solve_model(model: pyo.ConcreteModel, form: LinearForm, *, time_limit=None,
     elif status == "optimal":
         duals = _row_duals(results, form.m)
     return RawResult(status, x, objective, duals, gap, message)
+
+
+def _references_a_variable(model: pyo.ConcreteModel) -> bool:
+    """Whether any column is in the objective or a row (stops at the first one found)."""
+    exprs = chain([model.objective.expr], (row.body for row in model.rows.values()))
+    return any(next(identify_variables(e), None) is not None for e in exprs)
+
+
+def _without_columns(model: pyo.ConcreteModel, form: LinearForm, x: np.ndarray) -> RawResult:
+    """HiGHS reports an empty model's status as unknown to Pyomo: settle it here — the rows
+    are constants, so it is feasible exactly when they and the bounds hold."""
+    tol = 1e-9
+    feasible = bool(np.all(form.lb <= form.ub)) and all(
+        row.lslack() >= -tol and row.uslack() >= -tol for row in model.rows.values()
+    )
+    if not feasible:
+        return RawResult("infeasible", None, None, message="bounds or constant rows conflict")
+    duals = None if form.is_mip else np.zeros(form.m)
+    gap = 0.0 if form.is_mip else None
+    return RawResult("optimal", x, float(pyo.value(model.objective)), duals, gap, "no columns")
 
 
 def _run(solver, model, time_limit, options):

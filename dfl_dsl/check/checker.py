@@ -195,8 +195,11 @@ class Checker:
             raise DflError("an `expr` is a number or an array, not a set", stmt.body.pos)
         if isinstance(stmt.index, ast.ShapeIndex):
             raise DflError("index an `expr` with a set index `{i in S}`", stmt.index.pos)
+        element = body
+        if stmt.index is None:  # an array-valued macro (`expr r = A @ x - b;`) keeps its shape
+            shape, element = body.shape, body.but(shape=(), value=None, dim=None)
         self.symbols[stmt.name] = Indexed(
-            stmt.name, stmt, "expr", index=stmt.index, arity=arity, shape=shape, element=body
+            stmt.name, stmt, "expr", index=stmt.index, arity=arity, shape=shape, element=element
         )
 
     def _Objective(self, stmt: ast.Objective) -> None:
@@ -457,7 +460,9 @@ class Checker:
         base = node.base
         if isinstance(base, ast.Name) and base.id not in scope:
             symbol = self._lookup(base, scope)
-            if isinstance(symbol, Indexed) and not symbol.shape_style:
+            if isinstance(symbol, Indexed) and not symbol.shape_style and not (
+                symbol.index is None and symbol.shape  # an array-valued `expr`: sliced below
+            ):
                 if symbol.index is None:
                     raise DflError(f"`{base.id}` is not indexed", node.pos)
                 if symbol.arity is not None and len(args) != symbol.arity:

@@ -79,9 +79,11 @@ def _classify(checker: Checker) -> ModelClass:
 
     if not affine_cons and has_int:
         name = next(n for n, i in cons.items() if not (i.vdeg is not None and i.vdeg <= 1))
+        decl = checker.symbols[name].decl
         raise DflError(
             "mixed-integer models with nonlinear constraints are not supported",
-            checker.symbols[name].decl.pos,
+            decl.body.pos if isinstance(decl, ast.Constraint) else decl.pos,
+            hint="keep the constraints linear, or relax the integrality",
         )
 
     if obj.vdeg is not None and obj.vdeg <= 1:

@@ -31,11 +31,14 @@ class GeneratedData:
         return {"features": self.features, **self.targets}
 
 
-def _check(deg: int, noise: float) -> None:
+def _check(deg: int, noise: float, **sizes: int) -> None:
     if int(deg) != deg or deg < 1:
         raise ValueError(f"deg must be a positive integer, got {deg}")
-    if noise < 0:
-        raise ValueError(f"noise must be >= 0, got {noise}")
+    if not np.isfinite(noise) or noise < 0:
+        raise ValueError(f"noise must be a finite number >= 0, got {noise}")
+    for name, size in sizes.items():
+        if int(size) != size or size < 1:
+            raise ValueError(f"{name} must be a positive integer, got {size}")
 
 
 def grid_arcs(rows: int, cols: int) -> list[tuple[int, int]]:
@@ -57,7 +60,10 @@ def shortest_path(num_data: int = 1000, num_features: int = 5, grid: tuple[int, 
                   deg: int = 1, noise_width: float = 0.0, seed: int = 135,
                   param: str = "cost") -> GeneratedData:
     """c = [(Bx/√p + 3)^deg + 1] / 3.5^deg · ε, ε ~ U[1 - noise, 1 + noise] (PyEPO)."""
-    _check(deg, noise_width)
+    if len(grid) != 2:
+        raise ValueError(f"grid must be (rows, cols), got {grid}")
+    _check(deg, noise_width, num_data=num_data, num_features=num_features, grid_rows=grid[0],
+           grid_cols=grid[1])
     rnd = np.random.RandomState(seed)
     n, p = num_data, num_features
     d = (grid[0] - 1) * grid[1] + (grid[1] - 1) * grid[0]
@@ -76,7 +82,8 @@ def knapsack(num_data: int = 1000, num_features: int = 5, num_items: int = 32, d
              deg: int = 1, noise_width: float = 0.0, seed: int = 135, capacity: float = 20.0,
              param: str = "value") -> GeneratedData:
     """weights ~ U{3.00..7.99}; values = ⌈5[(Bx/√p + 3)^deg + 1] / 3.5^deg · ε⌉ (PyEPO)."""
-    _check(deg, noise_width)
+    _check(deg, noise_width, num_data=num_data, num_features=num_features, num_items=num_items,
+           dim=dim)
     rnd = np.random.RandomState(seed)
     n, p, m = num_data, num_features, num_items
     weights = rnd.choice(range(300, 800), size=(dim, m)) / 100
@@ -98,7 +105,8 @@ def portfolio(num_data: int = 1000, num_features: int = 5, num_assets: int = 50,
     """r = (0.05 Bx/√p + 0.1^(1/deg))^deg + L f + 0.01 τ ε, Σ = L Lᵀ + (0.01 τ)² I (PyEPO);
     the risk budget is gamma × the average risk of the equal-weight portfolio, as in PyEPO's
     portfolio model."""
-    _check(deg, noise_level)
+    _check(deg, noise_level, num_data=num_data, num_features=num_features,
+           num_assets=num_assets)
     rnd = np.random.RandomState(seed)
     n, p, m = num_data, num_features, num_assets
     B = rnd.binomial(1, 0.5, (m, p))

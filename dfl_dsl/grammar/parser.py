@@ -14,7 +14,7 @@ from lark import Lark, Token, Transformer_NonRecursive, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from .. import ast
-from ..errors import DflError
+from ..errors import DflError, did_you_mean
 
 KEYWORDS = frozenset(
     "set param var minimize maximize subject to expr model in within binary integer int "
@@ -440,7 +440,10 @@ def _parser_error(exc: UnexpectedInput, text: str) -> DflError:
     last = previous[-1] if previous else None
     statement = _current_statement(previous)
 
-    if "SEMICOLON" in expected and last is not None and (
+    misspelled = None  # a name that is a near-miss of a keyword the parser expects here
+    if token is not None and token.type == "NAME":
+        misspelled = did_you_mean(str(token), _keyword_literals(expected))
+    if "SEMICOLON" in expected and last is not None and misspelled is None and (
         token is None or token.line > last.end_line or token.type in _STATEMENT_STARTS
     ):
         return DflError(
@@ -466,6 +469,12 @@ def _parser_error(exc: UnexpectedInput, text: str) -> DflError:
         and expected
         and expected <= {"LPAR", "LBRACE"}
     ):
+        if token.type == "LBRACE":  # `2 ^ sum{...}`, `- -sum{...}`: a reduction out of place
+            return DflError(
+                f"`{last}{{...}}` can't appear here without parentheses",
+                _pos(last),
+                hint=f"write `({last}{{...}} ...)`",
+            )
         return DflError(
             f"`{last}` is a reserved word and can't be used as a name",
             _pos(last),
@@ -497,6 +506,10 @@ def _parser_error(exc: UnexpectedInput, text: str) -> DflError:
         hint = "write `=`, not `:=`"
     elif word == "=" and "EQ" in expected:
         hint = "use `==` to compare"
+    elif token.type == "NAME" and word.lower() in ("st", "subjectto", "subject_to", "s_t"):
+        hint = "a constraint starts with `subject to` or `s.t.`"
+    elif misspelled is not None:
+        hint = misspelled  # a misspelled keyword: `minimise`, `binery`, `predicte`
     elif (
         last is not None
         and token.type in _OPERAND_STARTS
@@ -505,6 +518,19 @@ def _parser_error(exc: UnexpectedInput, text: str) -> DflError:
     ):
         hint = f"is an operator missing between `{last}` and `{token}`?"
     return DflError(message, pos, hint=hint)
+
+
+def _keyword_literals(expected: set[str]) -> list[str]:
+    """The reserved words among the expected terminals."""
+    words = []
+    for name in expected:
+        try:
+            pattern = _lark().get_terminal(name).pattern
+        except KeyError:
+            continue
+        if pattern.type == "str" and pattern.value in KEYWORDS | {"s.t."}:
+            words.append(pattern.value)
+    return words
 
 
 def _current_statement(previous: list[Token]) -> list[Token]:

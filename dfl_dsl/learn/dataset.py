@@ -33,6 +33,9 @@ class DFLData:
                 f"`features` must be N × p, got shape {list(features.shape)}", filename=source
             )
         n = len(features)
+        if not inst.predicted:
+            raise DataError("the model has no `predicted` param to train", filename=source,
+                            hint="mark the numbers a network predicts with `: predicted`")
         parts = []
         for entity in inst.predicted:
             if entity.name not in arrays:
@@ -43,7 +46,8 @@ class DFLData:
                 )
             values = np.asarray(arrays[entity.name], dtype=float)
             want = (n, *entity.shape)
-            if values.shape != want and values.reshape(n, -1).shape != (n, entity.size):
+            # (N, *shape) or the entries flattened per sample, (N, size)
+            if values.shape[:1] != (n,) or int(np.prod(values.shape[1:])) != entity.size:
                 raise DataError(
                     f"`{entity.name}` should have shape {list(want)}, got {list(values.shape)}",
                     filename=source,

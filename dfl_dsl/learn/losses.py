@@ -25,7 +25,8 @@ def _tensor(a: np.ndarray, like: torch.Tensor) -> torch.Tensor:
 class _DFLLoss(nn.Module):
     def __init__(self, inst_or_oracle, reduction: str = "mean") -> None:
         super().__init__()
-        self.oracle = inst_or_oracle if isinstance(inst_or_oracle, Oracle) else Oracle(inst_or_oracle)
+        is_oracle = isinstance(inst_or_oracle, Oracle)
+        self.oracle = inst_or_oracle if is_oracle else Oracle(inst_or_oracle)
         if reduction not in ("mean", "sum", "none"):
             raise ValueError("reduction must be mean, sum or none")
         self.reduction = reduction

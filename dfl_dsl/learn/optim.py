@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import torch
 
+OPTIMIZERS = ("adam", "adamw")
+
 
 class CautiousWeightDecay:
     """Decoupled weight decay applied only to coordinates whose sign agrees with the
@@ -41,7 +43,7 @@ class CautiousWeightDecay:
 def make_optimizer(params, name: str = "adam", lr: float = 1e-2, weight_decay: float = 0.0,
                    cautious: bool = False):
     name = name.lower()
-    if name not in ("adam", "adamw"):
+    if name not in OPTIMIZERS:
         raise ValueError(f"unknown optimizer `{name}` (use adam or adamw)")
     if cautious:
         return CautiousWeightDecay(torch.optim.Adam(params, lr=lr), weight_decay)

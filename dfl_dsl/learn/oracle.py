@@ -102,13 +102,8 @@ class Oracle:
         return Batch(w, objective)
 
     def _solve_one(self, c: np.ndarray) -> np.ndarray:
-        self._model.set_objective(c, 0.0)
         self.solver_calls += 1
-        x = self._model.solve_fast()
-        if x is None:
-            result = self._model.solve(want_duals=False)
-            raise DflError(f"the oracle found no solution (status {result.status})")
-        return x
+        return _solve_with(self._model, c)
 
     def _solve_parallel(self, costs: np.ndarray) -> np.ndarray:
         if self._workers is None:
@@ -116,6 +111,7 @@ class Oracle:
             self._workers = ctx.Pool(self.processes, _worker_init, (self.form, self.time_limit))
         chunks = np.array_split(costs, self.processes)
         parts = self._workers.map(_worker_solve, chunks)
+        self.solver_calls += len(costs)
         return np.concatenate(parts)
 
     def solve_theta(self, theta: np.ndarray | torch.Tensor) -> Batch:
@@ -150,6 +146,16 @@ def _predicted_index(inst) -> np.ndarray:
     return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
 
 
+def _solve_with(model: HighsModel, c: np.ndarray) -> np.ndarray:
+    """argmin cᵀw on a loaded model, or a DflError saying why there is none."""
+    model.set_objective(c, 0.0)
+    x = model.solve_fast()
+    if x is None:
+        result = model.solve(want_duals=False)
+        raise DflError(f"the oracle found no solution (status {result.status})")
+    return x
+
+
 _worker_model: HighsModel | None = None
 
 
@@ -159,9 +165,5 @@ def _worker_init(form: LinearForm, time_limit: float | None) -> None:
 
 
 def _worker_solve(costs: np.ndarray) -> np.ndarray:
-    out = []
-    for c in costs:
-        _worker_model.set_objective(c, 0.0)
-        result = _worker_model.solve(want_duals=False)
-        out.append(result.x)
+    out = [_solve_with(_worker_model, c) for c in costs]
     return np.stack(out) if out else np.zeros((0, _worker_model.form.n))

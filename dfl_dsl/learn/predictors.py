@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from torch import nn
 
+PREDICTORS = ("linear", "mlp")
+
 
 def make_predictor(kind: str, n_features: int, n_outputs: int, hidden: int = 64) -> nn.Module:
     """`linear` (PyEPO's standard) or `mlp` (two hidden ReLU layers)."""

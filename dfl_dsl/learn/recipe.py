@@ -42,8 +42,14 @@ def read_recipe(path: Path) -> Recipe:
     values = load_data(path if path.suffix == ".json" else path).values
     if "generator" not in values:
         raise DflError("a data recipe names a `generator`", filename=str(path))
-    return Recipe(str(values["generator"]), dict(values.get("args") or {}),
-                  int(values.get("train", 1000)), path)
+    args, train = values.get("args") or {}, values.get("train", 1000)
+    if not isinstance(args, dict):
+        raise DflError("a data recipe's `args` is a mapping of argument names to values",
+                       filename=str(path))
+    if isinstance(train, bool) or not isinstance(train, int):
+        raise DflError(f"a data recipe's `train` is a number of samples, got {train!r}",
+                       filename=str(path))
+    return Recipe(str(values["generator"]), dict(args), train, path)
 
 
 def run_generator(name: str, args: dict, where: str = "<args>") -> GeneratedData:
@@ -56,9 +62,9 @@ def run_generator(name: str, args: dict, where: str = "<args>") -> GeneratedData
     if unknown:
         raise DflError(f"generator `{name}` has no argument `{unknown[0]}`",
                        hint="its arguments: " + ", ".join(sorted(allowed)), filename=where)
-    if "grid" in args:
-        args = {**args, "grid": tuple(args["grid"])}
     try:
+        if "grid" in args:
+            args = {**args, "grid": tuple(args["grid"])}
         return fn(**args)
     except (TypeError, ValueError) as exc:
         raise DflError(f"generator `{name}`: {exc}", filename=where) from None

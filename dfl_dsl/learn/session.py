@@ -10,8 +10,9 @@ from pathlib import Path
 import numpy as np
 from rich.console import Console
 from rich.table import Table
+from torch import nn
 
-from ..errors import DflError
+from ..errors import DataError, DflError
 from ..model import load
 from .dataset import DFLData
 from .recipe import find_recipe, run_generator
@@ -40,7 +41,16 @@ def _instance_and_data(model_path: Path, data, train_file, test_file):
         test = DFLData.from_npz(inst, test_file) if test_file is not None else None
     if test_file is not None and generated is not None:
         test = DFLData.from_npz(inst, test_file)
+    if test is not None:
+        _check_features(test, train.features.shape[1], test_file)
     return inst, train, test
+
+
+def _check_features(data: DFLData, width: int, source) -> None:
+    """The predictor reads `width` features: a file with another number is a user error."""
+    if data.features.shape[1] != width:
+        raise DataError(f"`features` has {data.features.shape[1]} columns; the predictor reads "
+                        f"{width}", filename=None if source is None else str(source))
 
 
 def train_command(model_path: Path, data, train_file, test_file, *, loss: str, predictor: str,
@@ -106,6 +116,9 @@ def eval_command(model_path: Path, data, checkpoint: Path, test_file, *, console
                                            test_file, test_file)
     test = test if test is not None else train
     predictor = load_checkpoint(checkpoint, inst)
+    first = next((m for m in predictor.modules() if isinstance(m, nn.Linear)), None)
+    if first is not None:
+        _check_features(test, first.in_features, test_file)
     from .metrics import normalized_regret
     from .oracle import Oracle
 

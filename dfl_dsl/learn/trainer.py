@@ -18,9 +18,9 @@ from ..errors import DflError
 from .dataset import DFLData
 from .losses import LOSSES
 from .metrics import normalized_regret
-from .optim import make_optimizer
+from .optim import OPTIMIZERS, make_optimizer
 from .oracle import Oracle
-from .predictors import describe, make_predictor
+from .predictors import PREDICTORS, describe, make_predictor
 
 CHECKPOINT_FORMAT = "dfl-dsl/checkpoint-1"
 
@@ -51,6 +51,14 @@ class Trainer:
             raise DflError(f"unknown loss `{loss}`", hint="use one of: " + ", ".join(LOSSES))
         if epochs < 1 or batch_size < 1 or lr <= 0:
             raise DflError("epochs and batch size must be >= 1 and the learning rate > 0")
+        if isinstance(predictor, str) and predictor not in PREDICTORS:
+            raise DflError(f"unknown predictor `{predictor}`",
+                           hint="use one of: " + ", ".join(PREDICTORS))
+        if optimizer.lower() not in OPTIMIZERS:
+            raise DflError(f"unknown optimizer `{optimizer}`",
+                           hint="use one of: " + ", ".join(OPTIMIZERS))
+        if device != "cpu" and not device.startswith("cuda"):
+            raise DflError(f"unknown device `{device}`", hint="use cpu or cuda")
         if device.startswith("cuda") and not torch.cuda.is_available():
             raise DflError("--device cuda: no CUDA device is available here", hint="use cpu")
         self.inst = inst
@@ -187,8 +195,8 @@ class Trainer:
             raise
 
     def _shape(self) -> tuple[int, int]:
-        first = next(m for m in self.predictor.modules() if isinstance(m, nn.Linear))
-        return first.in_features, self.oracle.n_theta
+        first = next((m for m in self.predictor.modules() if isinstance(m, nn.Linear)), None)
+        return (None if first is None else first.in_features), self.oracle.n_theta
 
 
 def load_checkpoint(path: str | Path, inst, predictor: nn.Module | None = None) -> nn.Module:

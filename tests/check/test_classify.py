@@ -1,0 +1,146 @@
+"""Model classes (LANGUAGE.md §4): the acceptance models and small hand-made ones."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import dfl_dsl as dfl
+
+SPEC = Path(__file__).parents[2] / ".." / "shared" / "spec"
+
+# model -> (class name, tags, scenarios, predicted)
+SPEC_CLASSES = {
+    "transport": ("LP", (), False, False),
+    "knapsack": ("MILP", (), False, True),
+    "shortest_path": ("LP", (), False, True),
+    "portfolio": ("SOCP", (), False, True),
+    "qp": ("QP", (), False, True),
+    "energy_schedule": ("MILP", (), True, False),
+    "sparse_pca": ("STIEFEL", (), False, False),
+    "coverage": ("SCM", (), False, False),
+    "coverage_knapsack": ("SCM", (), False, False),
+    "coverage_partition": ("SCM", (), False, False),
+    "simplex_lsq": ("QP", ("SMOOTH-POLYTOPE",), False, False),
+}
+SPEC_LABELS = {
+    "energy_schedule": "MILP with scenarios",
+    "simplex_lsq": "QP (also SMOOTH-POLYTOPE)",
+}
+
+
+@pytest.mark.parametrize("name", sorted(SPEC_CLASSES))
+def test_spec_model_class(name: str) -> None:
+    path = SPEC / f"{name}.opt"
+    if not path.exists():
+        pytest.skip(f"{path} is absent")
+    klass = dfl.load(path).klass
+    want_name, want_tags, scenarios, predicted = SPEC_CLASSES[name]
+    assert klass.name == want_name
+    assert klass.tags == want_tags
+    assert klass.scenarios is scenarios
+    assert klass.predicted is predicted
+    assert klass.label == SPEC_LABELS.get(name, want_name)
+    assert klass.description
+
+
+def test_every_spec_model_is_listed() -> None:
+    if not SPEC.is_dir():
+        pytest.skip("the acceptance models (../shared/spec) are absent")
+    assert {p.stem for p in SPEC.glob("*.opt")} <= set(SPEC_CLASSES)
+
+
+# ---------------------------------------------------------------------- small models
+HEAD = """\
+set I;
+param n : int;
+param c{I};
+param cw{I} >= 0;
+param P[n, n] psd;
+param A[n, n];
+"""
+
+
+@pytest.mark.parametrize(
+    ("body", "label"),
+    [
+        # linear
+        ("var x{I} >= 0;\nminimize o: sum{i in I} c[i] * x[i];\ns.t. k: sum{i in I} x[i] >= 1;",
+         "LP"),
+        ("var x{I} >= 0;\ns.t. k: sum{i in I} x[i] >= 1;", "LP"),  # feasibility only
+        ("var x{I} binary;\nmaximize o: sum{i in I} c[i] * x[i];", "MILP"),
+        ("var x{I} integer >= 0;\nminimize o: sum{i in I} c[i] * x[i];", "MILP"),
+        # piecewise-linear objectives are LP-representable (epigraph)
+        ("var x{I};\nminimize o: sum{i in I} abs(x[i] - c[i]);", "LP"),
+        ("var v[n];\nminimize o: norm1(v) + norm_inf(v);", "LP"),
+        ("var x{I};\nminimize o: max{i in I} x[i];", "LP"),
+        ("var x{I};\nmaximize o: min{i in I} x[i];", "LP"),
+        ("var x{I} binary;\nminimize o: sum{i in I} pos(c[i] - x[i]);", "MILP"),
+        # quadratic
+        ("var v[n];\nminimize o: quad_form(v, P) + sum(v);", "QP"),
+        ("var v[n];\nminimize o: sum_squares(A @ v - 1);", "QP"),
+        ("var x;\nminimize o: (x - 3)^2;", "QP"),
+        ("var v[n];\nmaximize o: -quad_form(v, P);", "QP"),
+        ("var v[n] binary;\nminimize o: quad_form(v, P);", "MIQP"),
+        ("var v[n] >= 0;\nminimize o: sum_squares(v);\ns.t. k: sum(v) == 1;",
+         "QP (also SMOOTH-POLYTOPE)"),
+        ("var v[n] in [0, 1];\nminimize o: sum_squares(A @ v);", "QP (also SMOOTH-POLYTOPE)"),
+        # conic / general convex
+        ("var v[n];\nminimize o: norm2(A @ v - 1);", "SOCP"),
+        ("var x >= 0;\nmaximize o: log(x) - x;", "SOCP"),
+        ("var x;\nminimize o: exp(x);", "SOCP"),
+        ("var v[n];\nminimize o: sum(v);\ns.t. k: quad_form(v, P) <= 1;", "SOCP"),
+        ("var x;\nminimize o: x;\ns.t. k: abs(x) <= 1;", "SOCP"),
+        ("var x >= 0;\nminimize o: x;\ns.t. k: sqrt(x) >= 1;", "SOCP"),
+        # submodular
+        ("var x{I} binary;\nmaximize o: sqrt(sum{i in I} cw[i] * x[i]);\n"
+         "s.t. k: sum{i in I} x[i] <= 2;", "SCM"),
+        ("var x{I} binary;\nmaximize o: 2 * log1p(sum{i in I} cw[i] * x[i]) + "
+         "min(sum{i in I} x[i], 3);", "SCM"),
+        # stiefel
+        ("var X[n, 2] in stiefel;\nminimize o: -trace(X.T @ A @ X) + 0.1 * norm1(X);", "STIEFEL"),
+        ("var X[n, 2] >= 0 in stiefel;\nminimize o: sum_squares(A @ X);", "STIEFEL"),
+    ],
+)
+def test_small_model_class(body: str, label: str) -> None:
+    assert dfl.parse(HEAD + body + "\n").klass.label == label
+
+
+def test_predicted_and_scenario_flags() -> None:
+    predicted = dfl.parse(HEAD + "param p{I} : predicted;\nvar x{I} >= 0;\n"
+                          "minimize o: sum{i in I} p[i] * x[i];\n").klass
+    assert predicted.predicted and not predicted.scenarios and predicted.label == "LP"
+    scenarios = dfl.parse(HEAD + "param u{I} : uncertain;\nvar x{I} binary;\n"
+                          "minimize o: cvar(0.9, sum{i in I} u[i] * x[i]);\n").klass
+    assert scenarios.scenarios and scenarios.label == "MILP with scenarios"
+    mean = dfl.parse(HEAD + "param u{I} : uncertain;\nvar x{I} >= 0;\n"
+                     "minimize o: sum{i in I} u[i] * x[i];\n"
+                     "s.t. k: sum{i in I} x[i] == 1;\n").klass
+    assert mean.label == "LP with scenarios"
+
+
+@pytest.mark.parametrize(
+    ("body", "line", "message"),
+    [
+        ("var x;\nminimize o:\n  sqrt(x);", 3, "objective is not convex"),
+        ("var x;\nmaximize o:\n  x^2;", 3, "objective is not concave"),
+        ("var x;\nminimize o:\n  x * x;", 3, "multiplies two expressions with variables"),
+        ("var v[n];\nminimize o:\n  quad_form(v, A);", 3, "declared `psd`"),
+        ("param a;\nvar x;\nminimize o:\n  a * x^2;", 4, "unknown sign"),
+        ("var x{I} binary;\nminimize o:\n  sum{i in I} exp(x[i]);", 2,
+         "mixed-integer models with a nonlinear objective"),
+        ("var x binary;\nminimize o: x;\ns.t. k:\n  x^2 <= 1;", 4,
+         "mixed-integer models with nonlinear constraints"),
+        ("var X[n, 2] in stiefel;\nvar y;\nminimize o: norm1(X);", 2,
+         "can't have other variables"),
+        ("var X[n, 2] in stiefel;\nmaximize o:\n  trace(X.T @ A @ X);", 2, "minimizes"),
+        ("var X[n, 2] in stiefel;\nminimize o:\n  norm1(X) + norm2(X);", 3, "nonsmooth part"),
+    ],
+)
+def test_refused_models(body: str, line: int, message: str) -> None:
+    """`line` counts from the first line of `body`."""
+    with pytest.raises(dfl.DflError) as info:
+        dfl.parse(HEAD + body + "\n", "m.opt")
+    assert message in info.value.message
+    assert info.value.pos.line == HEAD.count("\n") + line, str(info.value)

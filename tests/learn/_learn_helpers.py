@@ -1,0 +1,37 @@
+"""Models shared by the learning tests: "pick the cheapest of three items" written three ways
+(minimize, maximize of the negated cost, maximize of a profit) and the example models' paths."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+SHORTEST_PATH = EXAMPLES / "shortest_path.opt"
+
+_PICK = "set I; param c{I} : predicted; var x{I} binary; %s f: sum{i in I} %s; " \
+        "s.t. one: sum{i in I} x[i] == 1;"
+PICK_MIN = _PICK % ("minimize", "c[i] * x[i]")
+PICK_MAX = _PICK % ("maximize", "-c[i] * x[i]")
+PICK_PROFIT = _PICK % ("maximize", "c[i] * x[i]")
+PROFIT_SHIFT = 4.0  # profit = 4 - cost: with exactly one item picked, the same problem
+
+
+@dataclass
+class Pick:
+    """One formulation of "pick the cheapest of three items".
+
+    `data(cost)` is what the model's param holds for a cost vector, and `dtheta` the derivative
+    of that param with respect to the cost (+1, or -1 for the profit form), so the losses'
+    gradients with respect to the param are `dtheta` times those with respect to the cost.
+    """
+
+    name: str
+    inst: object
+    dtheta: float
+
+    def data(self, cost) -> np.ndarray:
+        cost = np.asarray(cost, dtype=float)
+        return PROFIT_SHIFT - cost if self.name == "profit" else cost

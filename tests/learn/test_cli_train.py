@@ -1,0 +1,148 @@
+"""`dfl generate`, `dfl train` and `dfl eval` end to end through the CLI (typer's runner):
+JSON output, checkpoints and plots, and exit 2 with a clear message on user errors."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+from _learn_helpers import SHORTEST_PATH
+from typer.testing import CliRunner
+
+from dfl_dsl.cli import app
+
+runner = CliRunner()
+MODEL = str(SHORTEST_PATH)
+
+
+def _stderr(result) -> str:
+    """stderr with rich's line wrapping (at 80 columns off a terminal) undone."""
+    return result.stderr.replace("\n", "")
+
+
+def _json(result) -> dict:
+    """The JSON object `--json` prints: the last line of stdout."""
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    """A generated data set and one training run on it, shared by the tests below."""
+    root = tmp_path_factory.mktemp("cli")
+    paths = {k: root / v for k, v in
+             dict(train="F.npz", instance="I.json", ckpt="C.pt", plot="P.png").items()}
+    result = runner.invoke(app, [
+        "generate", "shortest_path", "--out", str(paths["train"]),
+        "--instance", str(paths["instance"]), "--num-data", "300", "--deg", "2",
+        "--noise", "0.5"])
+    assert result.exit_code == 0, result.output
+    assert "wrote 300 samples" in result.stdout
+    result = runner.invoke(app, [
+        "train", MODEL, "--data", str(paths["instance"]), "--train", str(paths["train"]),
+        "--epochs", "2", "--json", "--save", str(paths["ckpt"]), "--plot", str(paths["plot"])])
+    assert result.exit_code == 0, result.output
+    paths["result"] = json.loads(result.stdout)  # stdout is exactly one JSON object
+    return paths
+
+
+def test_generate_writes_a_training_file_and_the_instance(files):
+    arrays = np.load(files["train"])
+    assert sorted(arrays.files) == ["cost", "features"]
+    assert arrays["features"].shape == (300, 5) and arrays["cost"].shape == (300, 40)
+    instance = json.loads(files["instance"].read_text())
+    assert len(instance["ARCS"]) == 40 and instance["sink"] == 24
+    assert not [p for p in files["train"].parent.iterdir() if p.name.startswith(".")]
+
+
+def test_train_json_checkpoint_and_plot(files):
+    result = files["result"]
+    assert {"regret", "epochs", "time_s", "history"} <= set(result)
+    assert result["epochs"] == 2 and len(result["history"]) == 2
+    assert 0 <= result["regret"] < 1 and result["time_s"] > 0
+    assert result["checkpoint"] == str(files["ckpt"]) and files["ckpt"].stat().st_size > 0
+    assert files["plot"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_eval_reports_the_checkpoints_regret(files):
+    result = runner.invoke(app, [
+        "eval", MODEL, "--data", str(files["instance"]), "--checkpoint", str(files["ckpt"]),
+        "--test", str(files["train"]), "--json"])
+    assert result.exit_code == 0, result.output
+    payload = _json(result)
+    assert payload["samples"] == 300
+    # no --test at training time: its regret was on the same (training) file
+    assert payload["regret"] == pytest.approx(files["result"]["regret"], rel=1e-9)
+
+
+def test_eval_refuses_a_checkpoint_of_another_model(files, tmp_path):
+    other = tmp_path / "other.opt"
+    other.write_text(SHORTEST_PATH.read_text().replace("model shortest_path;",
+                                                       "model other_path;"))
+    result = runner.invoke(app, [
+        "eval", str(other), "--data", str(files["instance"]), "--checkpoint", str(files["ckpt"]),
+        "--test", str(files["train"]), "--json"])
+    assert result.exit_code == 2
+    assert "trained on another model" in _stderr(result)
+    assert "Traceback" not in result.output
+
+
+def test_a_test_file_with_other_features_exits_2(files, tmp_path):
+    arrays = dict(np.load(files["train"]))
+    narrow = tmp_path / "narrow.npz"
+    np.savez(narrow, features=arrays["features"][:20, :3], cost=arrays["cost"][:20])
+    for command in (["eval", MODEL, "--checkpoint", str(files["ckpt"])],
+                    ["train", MODEL, "--train", str(files["train"]), "--epochs", "1"]):
+        result = runner.invoke(app, [*command, "--data", str(files["instance"]),
+                                     "--test", str(narrow)])
+        assert result.exit_code == 2, result.output
+        assert "`features` has 3 columns; the predictor reads 5" in _stderr(result)
+
+
+def test_a_training_file_without_the_predicted_param_exits_2(files, tmp_path):
+    arrays = dict(np.load(files["train"]))
+    del arrays["cost"]
+    bad = tmp_path / "bad.npz"
+    np.savez(bad, **arrays)
+    result = runner.invoke(app, ["train", MODEL, "--data", str(files["instance"]),
+                                 "--train", str(bad), "--epochs", "1"])
+    assert result.exit_code == 2
+    assert "no array for predicted param `cost`" in _stderr(result)
+
+
+def test_train_without_data_or_a_recipe_exits_2(files, tmp_path):
+    model = tmp_path / "sp.opt"
+    shutil.copy(SHORTEST_PATH, model)
+    result = runner.invoke(app, ["train", str(model), "--data", str(files["instance"])])
+    assert result.exit_code == 2
+    assert "no training data" in _stderr(result) and "sp.gen.yaml" in _stderr(result)
+
+
+@pytest.mark.parametrize(("args", "words"), [
+    (["--loss", "hinge"], "unknown loss `hinge`"),
+    (["--plot", "curve.svg"], "--plot writes a PNG"),
+    (["--epochs", "0"], "epochs"),
+    (["--optimizer", "sgd"], "unknown optimizer `sgd`"),
+    (["--predictor", "forest"], "unknown predictor `forest`"),
+])
+def test_train_option_mistakes_exit_2(files, args, words):
+    result = runner.invoke(app, ["train", MODEL, "--data", str(files["instance"]),
+                                 "--train", str(files["train"]), *args])
+    assert result.exit_code == 2
+    assert words in _stderr(result)
+
+
+def test_generate_mistakes_exit_2(tmp_path):
+    result = runner.invoke(app, ["generate", "shortest_path", "--out", str(tmp_path / "x.npz"),
+                                 "--grid", "5by5"])
+    assert result.exit_code == 2 and "--grid must look like 5x5" in _stderr(result)
+    result = runner.invoke(app, ["generate", "shortest_path", "--out", str(tmp_path / "x.csv"),
+                                 "--num-data", "5"])
+    assert result.exit_code == 2 and ".npz" in _stderr(result)
+    result = runner.invoke(app, ["generate", "tsp", "--out", str(tmp_path / "x.npz")])
+    assert result.exit_code == 2 and "unknown generator `tsp`" in _stderr(result)
+    result = runner.invoke(app, ["generate", "knapsack", "--out", str(tmp_path / "x.npz"),
+                                 "--deg", "0"])
+    assert result.exit_code == 2 and "deg must be a positive integer" in _stderr(result)
+    assert list(tmp_path.iterdir()) == []

@@ -1,0 +1,81 @@
+"""Regret and normalized regret: non-negative, zero at the truth, PyEPO's definition (and
+PyEPO's number, on the same predictor and data)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from dfl_dsl.generators import shortest_path
+from dfl_dsl.learn.metrics import normalized_regret, regret, true_objective
+from dfl_dsl.learn.oracle import Oracle
+
+
+@pytest.fixture
+def sp(sp_inst, sp_generated):
+    theta = sp_generated.targets["cost"][:60].astype(float)
+    rng = np.random.default_rng(0)
+    noisy = theta * rng.uniform(0.2, 1.8, theta.shape)
+    return Oracle(sp_inst), theta, noisy
+
+
+def test_regret_is_non_negative_and_zero_at_the_truth(sp):
+    oracle, theta, noisy = sp
+    r = regret(oracle, noisy, theta)
+    assert r.shape == (len(theta),)
+    assert (r >= 0).all() and r.sum() > 0
+    np.testing.assert_allclose(regret(oracle, theta, theta), 0.0, atol=1e-9)
+    assert normalized_regret(oracle, theta, theta) == pytest.approx(0.0, abs=1e-9)
+    # any positive rescaling of the true costs decides the same
+    np.testing.assert_allclose(regret(oracle, 3.0 * theta, theta), 0.0, atol=1e-9)
+
+
+def test_normalized_regret_is_the_sum_of_regrets_over_the_sum_of_optima(sp):
+    oracle, theta, noisy = sp
+    w = oracle.solve_theta(theta).w
+    z = true_objective(oracle, theta, w)
+    np.testing.assert_allclose(z, np.einsum("bn,bn->b", theta, w[:, :40]))
+    expected = regret(oracle, noisy, theta, w).sum() / np.abs(z).sum()
+    assert normalized_regret(oracle, noisy, theta) == pytest.approx(expected, rel=1e-6)
+    assert normalized_regret(oracle, noisy, theta, w, z) == pytest.approx(expected, rel=1e-6)
+
+
+def test_maximize_regret_uses_the_models_optimal_value(pick):
+    oracle = Oracle(pick.inst)
+    theta_hat, theta = pick.data([[3.0, 1.0, 2.0]]), pick.data([[1.0, 2.0, 3.0]])
+    np.testing.assert_allclose(regret(oracle, theta_hat, theta), [1.0])
+    z = {"min": 1.0, "max": -1.0, "profit": 3.0}[pick.name]
+    assert normalized_regret(oracle, theta_hat, theta) == pytest.approx(1.0 / abs(z), rel=1e-6)
+
+
+def test_matches_pyepo_regret_on_shortest_path(sp_inst):
+    pyepo = pytest.importorskip("pyepo")
+    from pyepo.data.dataset import optDataset
+    from pyepo.model.omo import shortestPathModel
+    from torch.utils.data import DataLoader
+
+    try:
+        optmodel = shortestPathModel(grid=(5, 5), solver="appsi_highs")
+    except Exception as exc:  # pragma: no cover - a pyomo without HiGHS
+        pytest.skip(f"pyepo's shortest path model needs appsi_highs: {exc}")
+    args = dict(num_data=80, num_features=5, grid=(5, 5), deg=4, noise_width=0.5, seed=3)
+    x, c = pyepo.data.shortestpath.genData(
+        args["num_data"], args["num_features"], args["grid"], deg=args["deg"],
+        noise_width=args["noise_width"], seed=args["seed"])
+    ours = shortest_path(**args)
+    np.testing.assert_array_equal(ours.targets["cost"], c)
+    dataset = optDataset(optmodel, x, c)
+    torch.manual_seed(0)
+    predictor = torch.nn.Linear(5, 40)
+    expected = pyepo.metric.regret(predictor, optmodel, DataLoader(dataset, batch_size=32))
+    with torch.no_grad():
+        theta_hat = predictor(torch.as_tensor(x, dtype=torch.float32)).double().numpy()
+    oracle = Oracle(sp_inst)
+    got = normalized_regret(oracle, theta_hat, c.astype(float))
+    assert got == pytest.approx(expected, rel=1e-5)
+    # and with the true decisions and optima PyEPO's data set computed
+    w = np.asarray(dataset.sols, dtype=float)
+    z = np.asarray(dataset.objs, dtype=float).ravel()
+    assert normalized_regret(oracle, theta_hat, c.astype(float), w, z) == pytest.approx(
+        expected, rel=1e-5)

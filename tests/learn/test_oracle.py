@@ -1,0 +1,120 @@
+"""The batched HiGHS oracle: the same answers as a fresh solve, in parallel as serially, costs in
+the canonical minimized space, and clear refusals of models it can't serve."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from _helpers import bind
+from _learn_helpers import EXAMPLES, PICK_MIN, PICK_PROFIT
+
+import dfl_dsl as dfl
+from dfl_dsl.errors import DflError
+from dfl_dsl.generators import knapsack
+from dfl_dsl.learn.oracle import Oracle
+
+
+def _fresh(model, instance: dict, name: str, values: np.ndarray):
+    """`inst.solve("highs")` with the predicted param given by the data."""
+    return model.bind({**instance, name: values.tolist()}).solve("highs")
+
+
+def test_solve_matches_a_fresh_solve_shortest_path(sp_inst, sp_generated):
+    oracle = Oracle(sp_inst)
+    costs = sp_generated.targets["cost"][:4].astype(float)
+    batch = oracle.solve_theta(costs)
+    model = sp_inst.model
+    for row, cost in enumerate(costs):
+        sol = _fresh(model, sp_generated.instance, "cost", cost)
+        assert sol.status == "optimal"
+        np.testing.assert_allclose(batch.w[row, : oracle.form.n_model],
+                                   np.asarray(sol.value("flow")), atol=1e-7)
+        assert batch.objective[row] == pytest.approx(sol.objective, rel=1e-9)
+    assert oracle.solver_calls == len(costs)
+
+
+def test_solve_matches_a_fresh_solve_maximize_mip():
+    data = knapsack(num_data=3, num_items=8, dim=2, deg=2, noise_width=0.2, seed=4, capacity=12)
+    model = dfl.load(EXAMPLES / "knapsack.opt")
+    inst = model.bind(data.instance)
+    oracle = Oracle(inst)
+    assert oracle.form.sign == -1.0 and oracle.form.is_mip
+    values = data.targets["value"].astype(float)
+    batch = oracle.solve_theta(values)
+    for row, value in enumerate(values):
+        sol = _fresh(model, data.instance, "value", value)
+        np.testing.assert_allclose(batch.w[row, :8], np.asarray(sol.value("pick")), atol=1e-7)
+        # the canonical objective is minimized: the model's value negated (no constant here)
+        model_value = oracle.form.sign * (batch.objective[row] + oracle.constant(value[None])[0])
+        assert model_value == pytest.approx(sol.objective, rel=1e-9)
+        assert sol.objective > 0
+
+
+def test_two_processes_give_the_same_answers_as_one(sp_inst, sp_generated):
+    costs = sp_generated.targets["cost"][:12].astype(float)
+    serial = Oracle(sp_inst, processes=1)
+    parallel = Oracle(sp_inst, processes=2)
+    try:
+        a, b = serial.solve_theta(costs), parallel.solve_theta(costs)
+        assert parallel._workers is not None  # the batch really went to the worker pool
+        np.testing.assert_allclose(a.w, b.w, atol=1e-9)
+        np.testing.assert_allclose(a.objective, b.objective, rtol=1e-12)
+        assert parallel.solver_calls == serial.solver_calls == len(costs)
+    finally:
+        parallel.close()
+    assert parallel._workers is None
+
+
+@pytest.mark.parametrize("processes", [1, 2])
+def test_no_solution_is_a_clear_error_serially_and_in_parallel(processes):
+    inst = bind("param c : predicted; var x >= 0; var y in [0, 1]; minimize f: c * x + y;")
+    oracle = Oracle(inst, processes=processes)
+    try:
+        costs = np.array([[1.0, 1.0], [-1.0, 1.0], [1.0, 1.0], [1.0, 1.0]])  # row 2: unbounded
+        with pytest.raises(DflError, match="no solution \\(status unbounded\\)"):
+            oracle.solve(costs)
+    finally:
+        oracle.close()
+
+
+def test_costs_are_canonical_and_differentiable():
+    inst = bind(PICK_PROFIT, {"I": [1, 2, 3]})
+    oracle = Oracle(inst)
+    theta = torch.tensor([[1.0, 2.0, 5.0]], dtype=torch.float64, requires_grad=True)
+    costs = oracle.costs(theta)
+    np.testing.assert_allclose(costs.detach().numpy(), [[-1.0, -2.0, -5.0]])  # maximize: negated
+    costs.sum().backward()
+    np.testing.assert_allclose(theta.grad.numpy(), [[-1.0, -1.0, -1.0]])
+    batch = oracle.solve_theta(theta)
+    np.testing.assert_allclose(batch.w, [[0, 0, 1]], atol=1e-9)
+    assert batch.objective[0] == pytest.approx(-5.0)
+    np.testing.assert_allclose(oracle.constant(np.zeros((2, 3))), [0.0, 0.0])
+
+
+def test_the_pool_keeps_each_distinct_solution_once():
+    oracle = Oracle(bind(PICK_MIN, {"I": [1, 2, 3]}))
+    oracle.solve(np.array([[1.0, 2.0, 3.0], [1.5, 2.0, 3.0], [3.0, 1.0, 2.0]]))
+    pool = oracle.pool_array()
+    assert pool.shape == (2, 3)
+    np.testing.assert_allclose(sorted(pool.tolist()), [[0, 1, 0], [1, 0, 0]], atol=1e-9)
+
+
+def test_non_finite_costs_never_reach_the_solver():
+    oracle = Oracle(bind(PICK_MIN, {"I": [1, 2, 3]}))
+    with pytest.raises(FloatingPointError):
+        oracle.solve(np.array([[1.0, np.nan, 3.0]]))
+    assert oracle.solver_calls == 0
+
+
+@pytest.mark.parametrize(("text", "data", "words"), [
+    ("param c; var x in [0, 1]; minimize f: c * x;", {"c": 1.0}, "no `predicted` param"),
+    ("param c : predicted; param b : predicted; var x in [0, 5]; minimize f: c * x; "
+     "s.t. r: x >= b;", {}, "enter the constraints"),
+    ("param c : predicted; var x in [-1, 1]; minimize f: x^2 + c * x;", {}, "quadratic"),
+], ids=["no-predicted", "predicted-in-constraints", "qp"])
+def test_refuses_models_it_cannot_serve(text, data, words):
+    inst = bind(text, data)
+    with pytest.raises(DflError, match=words) as info:
+        Oracle(inst)
+    assert info.value.filename == "m.opt"
