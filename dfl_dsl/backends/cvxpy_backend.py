@@ -15,7 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..compile.bridges import Bridged, bridge
-from ..compile.linear import _Columns, _split
+from ..compile.linear import _Columns, _split, column_bounds
 from ..errors import DflError
 from ..evaluate.nonlinear import NL, AtomNode
 from ..evaluate.poly import Poly
@@ -149,14 +149,11 @@ def build(inst) -> CvxpyProblem:
 def _build(inst) -> CvxpyProblem:
     bridged: Bridged = bridge(inst.compile(), inst, keep_nonlinear=True)
     cols = _Columns(inst, bridged.width)
-    integer = np.concatenate([_stack(inst, "integer").astype(bool),
-                              np.zeros(len(bridged.aux_lower), dtype=bool)])
+    lb, ub, integer = column_bounds(bridged, inst)
     flags = np.nonzero(integer)[0]
     x = cp.Variable(cols.n, integer=(flags,)) if len(flags) else cp.Variable(cols.n)
     theta = cp.Parameter(cols.n_theta) if cols.n_theta else None
     low = _Lowering(cols, x, theta)
-    lb = np.concatenate([_stack(inst, "lower"), bridged.aux_lower])
-    ub = np.concatenate([_stack(inst, "upper"), bridged.aux_upper])
     constraints = []
     finite_lb, finite_ub = np.isfinite(lb), np.isfinite(ub)
     if finite_lb.any():
@@ -192,11 +189,6 @@ def _pick(expr, mask: np.ndarray):
     if mask.all():
         return expr
     return expr[np.nonzero(mask)[0]]
-
-
-def _stack(inst, attr: str) -> np.ndarray:
-    parts = [getattr(v, attr) for v in inst.variables]
-    return np.concatenate(parts) if parts else np.zeros(0)
 
 
 _STATUS = {

@@ -199,15 +199,22 @@ def assemble(bridged: Bridged, inst, *, label_rows: bool = False) -> LinearForm:
     a_theta = (a_theta[0].astype(np.int64), a_theta[1].astype(np.int64),
                a_theta[2].astype(np.int64), a_theta[3].astype(float))
 
-    lb = np.concatenate([_stack(inst, "lower"), bridged.aux_lower])
-    ub = np.concatenate([_stack(inst, "upper"), bridged.aux_upper])
-    integer = np.concatenate([_stack(inst, "integer").astype(bool),
-                              np.zeros(len(bridged.aux_lower), dtype=bool)])
+    lb, ub, integer = column_bounds(bridged, inst)
     return LinearForm(
         n=n, n_model=cols.nx, n_theta=nt, sign=sign, c=c, c0=c0, P=P, A=A, rl=rl, ru=ru,
         lb=lb, ub=ub, integer=integer, c_theta=c_theta, c0_theta=c0_theta,
         row_theta=row_theta, a_theta=a_theta, row_names=names, row_labels=labels,
     )
+
+
+def column_bounds(bridged: Bridged, inst) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Bounds and integrality of the columns [x; aux]: the model's variables, then the
+    bridges' auxiliaries (continuous)."""
+    lb = np.concatenate([_stack(inst, "lower"), bridged.aux_lower])
+    ub = np.concatenate([_stack(inst, "upper"), bridged.aux_upper])
+    integer = np.concatenate([_stack(inst, "integer").astype(bool),
+                              np.zeros(len(bridged.aux_lower), dtype=bool)])
+    return lb, ub, integer
 
 
 def _stack(inst, attr: str) -> np.ndarray:
