@@ -60,9 +60,9 @@ class _Lowering:
         const, ax, bt, bil, quad = _split(p, self.cols, what)
         rows = p.rows
         n, nt = self.cols.n, self.cols.n_theta
-        expr = sp.csr_array((ax[2], (ax[0], ax[1])), shape=(rows, n)) @ self.x + const
-        if len(bt[0]):
-            expr = expr + sp.csr_array((bt[2], (bt[0], bt[1])), shape=(rows, nt)) @ self.theta
+        expr = ax @ self.x + const
+        if bt.nnz:
+            expr = expr + bt @ self.theta
         if len(bil[0]):
             t = len(bil[0])
             pick_theta = sp.csr_array((np.ones(t), (np.arange(t), bil[2])), shape=(t, nt))

@@ -106,15 +106,20 @@ class _Columns:
         theta_of = np.full(width, -1, dtype=np.int64)
         theta_of[self.nx : inst.width] = np.arange(self.n_theta)
         self.var_of, self.theta_of = var_of, theta_of
+        # with no θ, z = [x; aux] is already the canonical column order: no reindexing
+        self.identity = self.n_theta == 0
+        self.x_cols = np.flatnonzero(var_of >= 0)  # var_of increases along them
+        self.theta_cols = np.arange(self.nx, inst.width)
 
 
 def _split(poly: Poly, cols: _Columns, what: str):
-    """Blocks of a Poly: constant, x-linear, θ-linear, θ·x bilinear, x·x quadratic."""
-    lin = poly.lin.tocoo()
-    r, c, v = lin.row.astype(np.int64), lin.col.astype(np.int64), lin.data
-    is_var = cols.var_of[c] >= 0
-    ax = (r[is_var], cols.var_of[c[is_var]], v[is_var])
-    bt = (r[~is_var], cols.theta_of[c[~is_var]], v[~is_var])
+    """Blocks of a Poly: constant, x-linear (rows × n CSR), θ-linear (rows × nθ CSR), θ·x
+    bilinear and x·x quadratic (COO tuples)."""
+    lin = poly.lin
+    if cols.identity:
+        ax, bt = lin, sp.csr_array((poly.rows, 0))
+    else:
+        ax, bt = lin[:, cols.x_cols], lin[:, cols.theta_cols]
     empty = np.zeros(0, dtype=np.int64)
     bilinear = (empty, empty, empty, np.zeros(0))
     quad = (empty, empty, empty, np.zeros(0))
@@ -142,9 +147,9 @@ def assemble(bridged: Bridged, inst, *, label_rows: bool = False) -> LinearForm:
     sign = 1.0 if bridged.sense == "minimize" else -1.0
 
     const, ax, bt, bil, quad = _split(bridged.objective, cols, "the objective")
-    c = np.bincount(ax[1], weights=ax[2], minlength=n) * sign
+    c = np.asarray(ax.sum(axis=0)).ravel() * sign
     c0 = float(const.sum()) * sign
-    c0_theta = np.bincount(bt[1], weights=bt[2], minlength=nt) * sign
+    c0_theta = np.asarray(bt.sum(axis=0)).ravel() * sign
     c_theta = sp.csr_array((bil[3] * sign, (bil[1], bil[2])), shape=(n, nt))
     P = None
     if len(quad[0]):
@@ -172,8 +177,8 @@ def assemble(bridged: Bridged, inst, *, label_rows: bool = False) -> LinearForm:
                 "constraints only",
                 hint="use --backend cvxpy",
             )
-        A_parts.append((bax[0] + at, bax[1], bax[2]))
-        R_parts.append((bbt[0] + at, bbt[1], bbt[2]))
+        A_parts.append(bax)
+        R_parts.append(bbt)
         at_parts.append((bbil[0] + at, bbil[1], bbil[2], bbil[3]))
         rl[at : at + k] = block.lo - bconst
         ru[at : at + k] = block.hi - bconst
@@ -182,18 +187,8 @@ def assemble(bridged: Bridged, inst, *, label_rows: bool = False) -> LinearForm:
             labels.extend(block.labels or [f"{block.name}[{i}]" for i in range(k)])
         at += k
 
-    def coo(parts, shape):
-        if not parts:
-            return sp.csr_array(shape)
-        r = np.concatenate([p[0] for p in parts])
-        cc = np.concatenate([p[1] for p in parts])
-        v = np.concatenate([p[2] for p in parts])
-        out = sp.csr_array((v, (r, cc)), shape=shape)
-        out.sum_duplicates()
-        return out
-
-    A = coo(A_parts, (m, n))
-    row_theta = coo(R_parts, (m, nt))
+    A = _stack_rows(A_parts, n)
+    row_theta = _stack_rows(R_parts, nt)
     a_theta = tuple(np.concatenate([p[i] for p in at_parts]) if at_parts else np.zeros(0)
                     for i in range(4))
     a_theta = (a_theta[0].astype(np.int64), a_theta[1].astype(np.int64),
@@ -205,6 +200,15 @@ def assemble(bridged: Bridged, inst, *, label_rows: bool = False) -> LinearForm:
         lb=lb, ub=ub, integer=integer, c_theta=c_theta, c0_theta=c0_theta,
         row_theta=row_theta, a_theta=a_theta, row_names=names, row_labels=labels,
     )
+
+
+def _stack_rows(blocks: list[sp.csr_array], width: int) -> sp.csr_array:
+    """The row blocks one under the other (CSR blocks stack by concatenating their arrays)."""
+    if not blocks:
+        return sp.csr_array((0, width))
+    out = sp.vstack(blocks, format="csr")
+    out.sum_duplicates()
+    return out
 
 
 def column_bounds(bridged: Bridged, inst) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
