@@ -1,16 +1,22 @@
 """AAPGA with rounding for SCM models (sums of concave over modular functions).
 
 Maximize the concave extension F(x) = c0 + gᵀx + Σ_r w_r φ_r(a_rᵀx + b_r) over the relaxed
-polytope by accelerated approximate projected gradient ascent — Nesterov/FISTA extrapolation,
-backtracking on the Lipschitz constant, fast approximate (bisection) projections onto the
-capped simplex, the knapsack polytope and the partition polytope — then round: randomized
-pipage rounding within each matroid part, or the pairwise randomized moves of the knapsack
-case plus the best single element, several times with a seed, keeping the best. A greedy fill
-and 1-swap local search polish the rounded set. (After the ICLR 2026 paper on accelerated
-approximate projected gradient ascent for SCM maximization.)
+polytope P = {0 <= x <= u, Σ_{i∈G} c_i x_i <= cap_G per group G} — one group for a cardinality
+or knapsack row, one per part of a partition matroid — by accelerated approximate projected
+gradient ascent (after the ICLR 2026 paper on AAPGA for SCM maximization): FISTA extrapolation
+(Beck & Teboulle, SIAM J. Imaging Sci. 2009) with adaptive restart (O'Donoghue & Candès, Found.
+Comput. Math. 2015), backtracking on the Lipschitz constant, and projections onto P by a
+safeguarded Newton method on each group's multiplier (Cominetti, Mascarenhas & Silva, Math.
+Prog. Comp. 2014), which lands on the exact breakpoint after a few steps. Then round: randomized
+pipage rounding within each matroid part (Ageev & Sviridenko, J. Comb. Optim. 2004; Călinescu
+et al., SIAM J. Comput. 2011), or the cost-weighted pairwise moves of the knapsack case plus the
+best single element, several times with a seed, keeping the best; a greedy fill and 1-swap local
+search polish the rounded set.
 
-The relaxation's value is an upper bound on the discrete optimum (F is concave and agrees with
-the discrete objective on binary points), so every answer carries a certified gap.
+Stopping rule: the Frank–Wolfe gap ∇F(x)ᵀ(v − x), v = argmax_{v∈P} ∇F(x)ᵀv, bounds
+max_P F − F(x) because F is concave (Jaggi, ICML 2013). AAPGA stops once it is below `rtol`·|F(x)|,
+and min_t F(x_t) + gap_t is a certified upper bound on the relaxation, hence on the discrete
+optimum: every answer carries a certified gap.
 """
 
 from __future__ import annotations
@@ -21,150 +27,205 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 
-from ..compile.scm import LOG1P, SQRT, SCMForm, build_scm
+from ..compile.scm import LOG1P, SQRT, SCMForm, build_scm, concave
 from ..solution import Solution
 
 CLASSES = frozenset({"SCM"})
 _EPS = 1e-8
 
 
-class _Relaxation:
-    """F and ∇F in torch (CPU or CUDA), for batches of points."""
+class _SparseMatrix:
+    """Y = X Aᵀ for a batch X (B, n): scipy on the CPU (torch's CPU sparse kernels were 30–60×
+    slower on a 500 × 20,000 matrix, 0.2 ms against 6–16 ms per product), torch CSR on CUDA."""
 
-    def __init__(self, form: SCMForm, device: str = "cpu") -> None:
-        self.form = form
-        dev = torch.device(device)
-        A = form.A.tocoo()
-        self.A = torch.sparse_coo_tensor(
-            np.vstack([A.row, A.col]), A.data, A.shape, dtype=torch.float64, device=dev,
-            check_invariants=True,
-        ).coalesce()
-        self.At = self.A.t().coalesce()
-        as_t = lambda a: torch.as_tensor(a, dtype=torch.float64, device=dev)  # noqa: E731
+    def __init__(self, A: sp.csr_array, device: torch.device) -> None:
+        self.device = device
+        if device.type == "cpu":
+            self.A = sp.csr_array(A, dtype=np.float64)
+        else:
+            A = sp.csr_array(A, dtype=np.float64)
+            self.A = torch.sparse_csr_tensor(
+                torch.as_tensor(A.indptr, dtype=torch.int64),
+                torch.as_tensor(A.indices, dtype=torch.int64),
+                torch.as_tensor(A.data), A.shape, device=device)
+
+    def __call__(self, X: torch.Tensor) -> torch.Tensor:
+        if self.device.type == "cpu":
+            return torch.from_numpy(np.ascontiguousarray((self.A @ X.numpy().T).T))
+        return (self.A @ X.T).T
+
+
+class _Relaxation:
+    """F and ∇F for batches of points (B, n)."""
+
+    def __init__(self, form: SCMForm, device: torch.device) -> None:
+        self.A = _SparseMatrix(form.A, device)
+        self.At = _SparseMatrix(sp.csr_array(form.A.T), device)
+        as_t = lambda a: torch.as_tensor(a, dtype=torch.float64, device=device)  # noqa: E731
         self.b, self.w, self.cap, self.g = as_t(form.b), as_t(form.w), as_t(form.cap), as_t(form.g)
-        self.phi = torch.as_tensor(form.phi, device=dev)
+        self.sqrt = torch.as_tensor(form.phi == SQRT, device=device)
+        self.log1p = torch.as_tensor(form.phi == LOG1P, device=device)
         self.c0 = form.c0
 
-    def value(self, x: torch.Tensor) -> torch.Tensor:
-        t = torch.clamp(torch.sparse.mm(self.A, x.T).T + self.b, min=0.0)
-        f = torch.where(self.phi == SQRT, torch.sqrt(t + _EPS) - _EPS**0.5,
-                        torch.where(self.phi == LOG1P, torch.log1p(t), torch.minimum(t, self.cap)))
-        return self.c0 + x @ self.g + (f * self.w).sum(-1)
-
-    def grad(self, x: torch.Tensor) -> torch.Tensor:
-        t = torch.clamp(torch.sparse.mm(self.A, x.T).T + self.b, min=0.0)
-        d = torch.where(self.phi == SQRT, 0.5 / torch.sqrt(t + _EPS),
-                        torch.where(self.phi == LOG1P, 1.0 / (1.0 + t),
-                                    (t < self.cap).to(t.dtype)))
-        return self.g + torch.sparse.mm(self.At, (d * self.w).T).T
+    def value_grad(self, x: torch.Tensor, *, grad: bool = True):
+        t = torch.clamp(self.A(x) + self.b, min=0.0)
+        f = torch.where(self.sqrt, torch.sqrt(t + _EPS) - _EPS**0.5,
+                        torch.where(self.log1p, torch.log1p(t), torch.minimum(t, self.cap)))
+        value = self.c0 + x @ self.g + f @ self.w
+        if not grad:
+            return value, None
+        d = torch.where(self.sqrt, 0.5 / torch.sqrt(t + _EPS),
+                        torch.where(self.log1p, 1.0 / (1.0 + t), (t < self.cap).to(t.dtype)))
+        return value, self.g + self.At(d * self.w)
 
 
-class _Projection:
-    """Approximate Euclidean projection by bisection on the multiplier(s)."""
+class _Polytope:
+    """P = {0 <= x <= u, Σ_{i∈G} c_i x_i <= cap_G}: exact projection and linear maximization,
+    batched. Items outside every group carry the id G (a last group with an infinite cap); a
+    cardinality or knapsack row is one group, whose sums and spreads skip the scatter/gather
+    (torch's CPU scatter and sort cost 0.1–3 ms on 20,000 items, a plain sum 5 µs)."""
 
-    def __init__(self, form: SCMForm, device: str = "cpu", steps: int = 60) -> None:
-        dev = torch.device(device)
-        self.kind = form.kind
-        self.upper = torch.as_tensor(form.upper, dtype=torch.float64, device=dev)
-        cost = np.where(np.isfinite(form.cost), form.cost, 0.0)
-        self.cost = torch.as_tensor(cost, dtype=torch.float64, device=dev)
-        self.budget = float(form.budget)
-        self.groups = torch.as_tensor(form.groups, device=dev)
-        self.caps = torch.as_tensor(form.group_caps, dtype=torch.float64, device=dev)
-        self.steps = steps
+    def __init__(self, form: SCMForm, device: torch.device) -> None:
+        n = form.n
+        if form.kind == "partition":
+            groups, cost, caps = form.groups, np.ones(n), form.group_caps
+        else:  # one group: a cardinality or knapsack row, or no row at all (an infinite cap)
+            groups = np.zeros(n, dtype=int)
+            cost = np.where(np.isfinite(form.cost), form.cost, 1.0)
+            caps = np.array([form.budget if form.kind != "none" else np.inf])
+        G = len(caps)
+        as_t = lambda a: torch.as_tensor(a, dtype=torch.float64, device=device)  # noqa: E731
+        self.single = form.kind != "partition"
+        self.G = G
+        self.gid = torch.as_tensor(np.where(groups >= 0, groups, G), device=device)
+        self.cost, self.upper = as_t(cost), as_t(form.upper)
+        self.caps = as_t(caps if self.single else np.append(caps, np.inf))
+        fits = np.floor(caps[0] / cost[form.upper > 0].min()) + 1 if self.single and n else n
+        self.longest = int(min(n, fits)) if np.isfinite(fits) else n  # items one group can hold
 
-    def __call__(self, v: torch.Tensor) -> torch.Tensor:
+    def _sum(self, values: torch.Tensor) -> torch.Tensor:
+        if self.single:
+            return values.sum(1, keepdim=True)
+        out = values.new_zeros((values.shape[0], self.G + 1))
+        return out.scatter_add_(1, self.gid.expand_as(values), values)
+
+    def _spread(self, per_group: torch.Tensor) -> torch.Tensor:
+        if self.single:
+            return per_group
+        return torch.gather(per_group, 1, self.gid.expand(per_group.shape[0], -1))
+
+    def project(self, v: torch.Tensor, iters: int = 100) -> torch.Tensor:
+        """argmin_{x∈P} ‖x − v‖: x = clip(v − τ_G c, 0, u) with each group's τ_G >= 0 the root
+        of the piecewise-linear Σ c x(τ) = cap, found by Newton steps kept inside a bracket."""
         box = torch.minimum(torch.clamp(v, min=0.0), self.upper)
-        if self.kind in ("cardinality", "knapsack"):
-            return self._knapsack(v, box)
-        if self.kind == "partition":
-            return self._partition(v, box)
-        return box
-
-    def _knapsack(self, v, box):
-        over = box @ self.cost > self.budget
-        if not over.any():
+        active = self._sum(box * self.cost) > self.caps * (1 + 1e-12)
+        if not active.any():
             return box
-        lo = torch.zeros(v.shape[0], dtype=v.dtype, device=v.device)
-        positive = self.cost > 0
-        hi = (torch.clamp(v, min=0.0)[:, positive] / self.cost[positive]).max(-1).values + 1.0
-        for _ in range(self.steps):
-            mid = 0.5 * (lo + hi)
-            x = torch.minimum(torch.clamp(v - mid[:, None] * self.cost, min=0.0), self.upper)
-            too_much = x @ self.cost > self.budget
-            lo = torch.where(too_much, mid, lo)
-            hi = torch.where(too_much, hi, mid)
-        x = torch.minimum(torch.clamp(v - hi[:, None] * self.cost, min=0.0), self.upper)
-        return torch.where(over[:, None], x, box)
+        ratio = torch.clamp(v, min=0.0) / self.cost
+        lo = torch.zeros_like(active, dtype=v.dtype)
+        hi = (ratio.max(1, keepdim=True).values if self.single else
+              lo.scatter_reduce(1, self.gid.expand_as(v), ratio, "amax", include_self=True))
+        tau = lo.clone()
+        scale = torch.clamp(self.caps, min=1.0)
+        for _ in range(iters):
+            shifted = v - self._spread(tau) * self.cost
+            x = torch.minimum(torch.clamp(shifted, min=0.0), self.upper)
+            excess = torch.where(active, self._sum(self.cost * x) - self.caps, 0.0)
+            if not (excess.abs() > 1e-10 * scale).any():
+                break
+            free = (shifted > 0) & (shifted < self.upper)
+            slope = self._sum(torch.where(free, self.cost**2, 0.0))
+            lo = torch.where(excess > 0, tau, lo)
+            hi = torch.where(excess < 0, tau, hi)
+            newton = tau + excess / torch.where(slope > 0, slope, 1.0)
+            inside = (slope > 0) & (newton > lo) & (newton < hi)
+            tau = torch.where(active, torch.where(inside, newton, 0.5 * (lo + hi)), 0.0)
+        return x
 
-    def _partition(self, v, box):
-        member = self.groups >= 0
-        gid = torch.clamp(self.groups, min=0)
-        count = len(self.caps)
-        used = torch.zeros((v.shape[0], count), dtype=v.dtype, device=v.device)
-        used.index_add_(1, gid[member], box[:, member])
-        if not (used > self.caps).any():
-            return box
-        lo = torch.zeros_like(used)
-        hi = torch.full_like(used, float(torch.clamp(v, min=0.0).max()) + 1.0)
-        for _ in range(self.steps):
-            mid = 0.5 * (lo + hi)
-            tau = torch.where(member, mid[:, gid], torch.zeros_like(v))
-            x = torch.minimum(torch.clamp(v - tau, min=0.0), self.upper)
-            used = torch.zeros_like(lo)
-            used.index_add_(1, gid[member], x[:, member])
-            too_much = used > self.caps
-            lo = torch.where(too_much, mid, lo)
-            hi = torch.where(too_much, hi, mid)
-        free = (used <= self.caps) & (lo == 0)
-        hi = torch.where(free, torch.zeros_like(hi), hi)
-        tau = torch.where(member, hi[:, gid], torch.zeros_like(v))
-        return torch.minimum(torch.clamp(v - tau, min=0.0), self.upper)
+    def argmax(self, grad: torch.Tensor) -> torch.Tensor:
+        """argmax_{v∈P} gradᵀv: in each group, the items by falling gain per cost, filled up to
+        the cap (the last one fractionally) — the fractional-knapsack greedy. One group needs
+        only the `longest` best items (torch.topk); several, two stable sorts."""
+        ratio = torch.where((grad > 0) & (self.upper > 0), grad / self.cost, -torch.inf)
+        if self.single:
+            order = torch.topk(ratio, self.longest, dim=1).indices
+            offset = 0.0
+        else:
+            order = torch.sort(ratio, dim=1, descending=True, stable=True).indices
+            order = torch.gather(order, 1,
+                                 torch.sort(self.gid[order], dim=1, stable=True).indices)
+        gid = self.gid[order]
+        weight = (self.cost * self.upper)[order]
+        before = torch.cumsum(weight, 1) - weight
+        if not self.single:  # each group's cumulative sum starts at its first item
+            start = before.new_full((grad.shape[0], self.G + 1), torch.inf)
+            offset = torch.gather(start.scatter_reduce(1, gid, before, "amin"), 1, gid)
+        room = self.caps[gid] - (before - offset)
+        sorted_v = torch.minimum(torch.clamp(room / self.cost[order], min=0.0),
+                                 self.upper[order])
+        sorted_v = torch.where(torch.gather(ratio, 1, order) > -torch.inf, sorted_v, 0.0)
+        return torch.zeros_like(grad).scatter_(1, order, sorted_v)
 
 
-def maximize_relaxation(form: SCMForm, *, iters: int = 400, device: str = "cpu",
-                        tol: float = 1e-9) -> tuple[np.ndarray, float, int]:
-    """Accelerated projected gradient ascent with backtracking; returns the best point."""
-    F = _Relaxation(form, device)
-    project = _Projection(form, device)
-    start = project(torch.full((1, form.n), 0.5, dtype=torch.float64,
-                               device=torch.device(device)) * F.b.new_tensor(form.upper))
-    x = x_prev = start
-    best_x, best_f = x, float(F.value(x))
+def maximize_relaxation(form: SCMForm, *, iters: int = 2000, device: str = "cpu",
+                        rtol: float = 1e-2, accelerate: bool = True
+                        ) -> tuple[np.ndarray, float, float, int]:
+    """Projected gradient ascent on F over P, accelerated unless `accelerate` is False.
+
+    Returns the best point, its value, a certified upper bound on max_P F (the smallest
+    F(x_t) + Frank–Wolfe gap seen), and the number of iterations.
+    """
+    dev = torch.device(device)
+    F = _Relaxation(form, dev)
+    P = _Polytope(form, dev)
+    x = P.project(torch.full((1, form.n), 0.5, dtype=torch.float64, device=dev) * P.upper)
+    fx, gx = F.value_grad(x)
+    x_prev = x
+    best_x, best_f, bound = x, float(fx), np.inf
     lipschitz, t_prev, t = 1.0, 1.0, 1.0
     done = 0
-    for _ in range(iters):
+    while done < iters:
         done += 1
-        y = x + ((t_prev - 1.0) / t) * (x - x_prev)
-        fy, gy = F.value(y), F.grad(y)
+        gap = float(((P.argmax(gx) - x) * gx).sum())
+        bound = min(bound, float(fx) + max(gap, 0.0))
+        if gap <= rtol * max(abs(float(fx)), 1e-12):
+            break
+        momentum = (t_prev - 1.0) / t if accelerate else 0.0
+        y = x + momentum * (x - x_prev)
+        fy, gy = (fx, gx) if momentum == 0.0 else F.value_grad(y)
         while True:
-            z = project(y + gy / lipschitz)
+            z = P.project(y + gy / lipschitz)
             step = z - y
-            if float(F.value(z)) >= float(fy + (gy * step).sum() - 0.5 * lipschitz
-                                          * (step**2).sum()) - 1e-12:
+            fz, gz = F.value_grad(z)
+            if float(fz) >= float(fy + (gy * step).sum()
+                                  - 0.5 * lipschitz * (step**2).sum()) - 1e-12:
                 break
             lipschitz *= 2.0
-        x_prev, x = x, z
-        t_prev, t = t, 0.5 * (1.0 + (1.0 + 4.0 * t * t) ** 0.5)
-        fx = float(F.value(x))
-        if fx > best_f:
-            best_x, best_f = x, fx
-        if float(((x - x_prev) ** 2).sum()) < tol * max(1.0, float((x**2).sum())):
-            break
+        if float(fz) < float(fx):  # adaptive restart: momentum overshot
+            t_prev = t = 1.0
+        else:
+            t_prev, t = t, 0.5 * (1.0 + (1.0 + 4.0 * t * t) ** 0.5)
+        x_prev, x, fx, gx = x, z, fz, gz
+        if float(fx) > best_f:
+            best_x, best_f = x, float(fx)
         lipschitz *= 0.9
-    return best_x[0].cpu().numpy(), best_f, done
+    # the smoothed sqrt(t + ε) − sqrt(ε) sits below sqrt(t) by at most sqrt(ε) per row
+    slack = float(form.w[form.phi == SQRT].sum()) * _EPS**0.5
+    return best_x[0].cpu().numpy(), best_f, max(bound, best_f) + slack, done
 
 
 # ---------------------------------------------------------------------- rounding
 def _pipage(x: np.ndarray, idx: np.ndarray, rng: np.random.Generator,
             weight: np.ndarray | None = None) -> None:
     """Randomized pairwise rounding within `idx`, keeping Σ weight·x (1 by default) fixed and
-    each coordinate's expectation; leaves at most one fractional coordinate, rounded down."""
+    each coordinate's expectation; each move makes one of the pair integral, so the loop runs
+    once per fractional coordinate. A last fractional coordinate is rounded down."""
     wts = np.ones(len(x)) if weight is None else weight
-    frac = [i for i in idx if 1e-9 < x[i] < 1 - 1e-9]
+    frac = idx[(x[idx] > 1e-9) & (x[idx] < 1 - 1e-9)].tolist()
     rng.shuffle(frac)
-    while len(frac) >= 2:
-        i, j = frac[-1], frac[-2]
+    current = frac.pop() if frac else None
+    while frac:
+        i, j = current, frac.pop()
         up = min((1 - x[i]) * wts[i], x[j] * wts[j])  # budget moved from j to i
         down = min(x[i] * wts[i], (1 - x[j]) * wts[j])  # budget moved from i to j
         if rng.random() < down / (up + down):
@@ -173,22 +234,30 @@ def _pipage(x: np.ndarray, idx: np.ndarray, rng: np.random.Generator,
         else:
             x[i] -= down / wts[i]
             x[j] += down / wts[j]
-        frac = [k for k in (i, j) if 1e-9 < x[k] < 1 - 1e-9] + frac[:-2]
+        left = [k for k in (i, j) if 1e-9 < x[k] < 1 - 1e-9]
+        current = left[0] if left else (frac.pop() if frac else None)
     x[idx] = np.where(x[idx] > 1 - 1e-9, 1.0, 0.0)
 
 
-def _gains(form: SCMForm, x: np.ndarray) -> np.ndarray:
-    """F(x + e_i) - F(x) for every i, vectorized over the sparse columns."""
-    from ..compile.scm import _phi
+def _columns(form: SCMForm, cols: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The nonzeros of A's columns `cols`: their rows, values and position in `cols`."""
+    A = form.A_csc
+    starts, ends = A.indptr[cols], A.indptr[cols + 1]
+    counts = ends - starts
+    flat = np.repeat(ends - np.cumsum(counts), counts) + np.arange(counts.sum())
+    return A.indices[flat], A.data[flat], np.repeat(np.arange(len(cols)), counts)
 
-    t = form.A @ x + form.b
-    A = sp.csc_array(form.A)
-    rows = A.indices
-    cols = np.repeat(np.arange(form.n), np.diff(A.indptr))
-    before = _phi(t[rows], form.phi[rows], form.cap[rows])
-    after = _phi(t[rows] + A.data, form.phi[rows], form.cap[rows])
-    delta = np.bincount(cols, weights=form.w[rows] * (after - before), minlength=form.n)
-    return delta + form.g
+
+def _gains(form: SCMForm, t: np.ndarray, cols: np.ndarray, sign: float = 1.0) -> np.ndarray:
+    """F(x ± e_i) − F(x) for i in `cols`, given t = Ax + b, one row per row of t (B, R):
+    two passes over the columns' nonzeros, no per-item work."""
+    rows, data, which = _columns(form, cols)
+    t = np.atleast_2d(t)[:, rows]
+    change = concave(t + sign * data, form.phi[rows], form.cap[rows])
+    change -= concave(t, form.phi[rows], form.cap[rows])
+    by_col = sp.csr_array((np.ones(len(rows)), (np.arange(len(rows)), which)),
+                          shape=(len(rows), len(cols)))
+    return (change * form.w[rows]) @ by_col + sign * form.g[cols]
 
 
 def _room(form: SCMForm, x: np.ndarray) -> np.ndarray:
@@ -197,56 +266,79 @@ def _room(form: SCMForm, x: np.ndarray) -> np.ndarray:
     if form.kind in ("cardinality", "knapsack"):
         return free & (form.cost <= form.budget - form.cost[x > 0.5].sum() + 1e-9)
     if form.kind == "partition":
-        used = np.bincount(form.groups[(form.groups >= 0) & (x > 0.5)],
-                           minlength=len(form.group_caps))
-        ok = np.ones(form.n, dtype=bool)
-        member = form.groups >= 0
-        ok[member] = used[form.groups[member]] < form.group_caps[form.groups[member]] - 1e-9
-        return free & ok
+        return free & (_group_use(form, x)[form.groups] < _group_caps(form)[form.groups])
     return free
 
 
-def _polish(form: SCMForm, x: np.ndarray, max_swaps: int) -> np.ndarray:
-    """Greedy fill of the remaining room, then 1-swaps while they improve."""
+def _group_use(form: SCMForm, x: np.ndarray) -> np.ndarray:
+    """Items chosen per partition group; the last entry counts the items in no group."""
+    G = len(form.group_caps)
+    return np.bincount(np.where(form.groups >= 0, form.groups, G), weights=x > 0.5,
+                       minlength=G + 1)
+
+
+def _group_caps(form: SCMForm) -> np.ndarray:
+    return np.append(form.group_caps, np.inf) - 1e-9
+
+
+def _swap_fits(form: SCMForm, x: np.ndarray, out: np.ndarray, into: np.ndarray) -> np.ndarray:
+    """(len(out), len(into)): does the set stay feasible when out[a] leaves and into[b] enters?"""
+    if form.kind in ("cardinality", "knapsack"):
+        spare = form.budget - form.cost[x > 0.5].sum() + 1e-9
+        return form.cost[into][None, :] <= spare + form.cost[out][:, None]
+    if form.kind == "partition":
+        G = len(form.group_caps)
+        g_out = np.where(form.groups[out] >= 0, form.groups[out], G)
+        g_in = np.where(form.groups[into] >= 0, form.groups[into], G)
+        use = _group_use(form, x)[g_in][None, :] - (g_out[:, None] == g_in[None, :])
+        return use < _group_caps(form)[g_in][None, :]
+    return np.ones((len(out), len(into)), dtype=bool)
+
+
+def _fill(form: SCMForm, x: np.ndarray, pool: np.ndarray) -> np.ndarray:
+    """Greedy fill of the remaining room (by gain per cost for a knapsack). Candidates come
+    from `pool` (the relaxation's support), so a step costs the pool's nonzeros, not A's; it
+    falls back to every item once the pool has nothing left that fits."""
     x = x.copy()
-    ratio = form.kind == "knapsack"
-    while True:
-        room = _room(form, x)
-        if not room.any():
-            break
-        gain = _gains(form, x)
-        score = np.where(room, gain / (form.cost if ratio else 1.0), -np.inf)
-        best = int(np.argmax(score))
+    ratio = form.cost if form.kind == "knapsack" else np.ones(form.n)
+    everyone = np.arange(form.n)
+    while (room := _room(form, x)).any():
+        cand = pool[room[pool]] if room[pool].any() else everyone[room]
+        gain = _gains(form, form.A @ x + form.b, cand)[0]
+        best = int(np.argmax(gain / ratio[cand]))
         if gain[best] <= 1e-12:
             break
-        x[best] = 1.0
-    value = float(form.value(x)[0])
+        x[cand[best]] = 1.0
+    return x
+
+
+def _swap(form: SCMForm, x: np.ndarray, pool: np.ndarray, max_swaps: int) -> np.ndarray:
+    """The best improving 1-swap — every (chosen item out, pool item in) pair scored exactly
+    in one vectorized pass, |chosen| × the pool's nonzeros — until none improves."""
+    x = x.copy()
     for _ in range(max_swaps):
         chosen = np.nonzero(x > 0.5)[0]
-        if not len(chosen):
+        into = pool[(x[pool] < 0.5)]
+        if not len(chosen) or not len(into):
             break
-        # drop the chosen item whose loss is smallest, then refill greedily
-        losses = np.array([value - float(form.value(np.where(np.arange(form.n) == i, 0.0, x))[0])
-                           for i in chosen])
-        drop = chosen[int(np.argmin(losses))]
-        trial = x.copy()
-        trial[drop] = 0.0
-        room = _room(form, trial)
-        room[drop] = False
-        if not room.any():
+        t = form.A @ x + form.b
+        loss = _gains(form, t, chosen, -1.0)[0]  # F(S − i) − F(S)
+        without = t[None, :] - form.A_csc[:, chosen].T.toarray()
+        change = loss[:, None] + _gains(form, without, into)
+        change = np.where(_swap_fits(form, x, chosen, into), change, -np.inf)
+        a, b = np.unravel_index(int(np.argmax(change)), change.shape)
+        if change[a, b] <= 1e-12 * max(1.0, abs(float(form.value(x)[0]))):
             break
-        gain = _gains(form, trial)
-        add = int(np.argmax(np.where(room, gain, -np.inf)))
-        trial[add] = 1.0
-        new_value = float(form.value(trial)[0])
-        if new_value <= value + 1e-12:
-            break
-        x, value = trial, new_value
+        x[chosen[a]], x[into[b]] = 0.0, 1.0
     return x
 
 
 def round_solution(form: SCMForm, frac: np.ndarray, *, roundings: int = 16,
-                   seed: int | None = None, max_swaps: int = 50) -> tuple[np.ndarray, float]:
+                   seed: int | None = None, max_swaps: int = 100) -> tuple[np.ndarray, float]:
+    """`roundings` randomized roundings of `frac` (plus the best single element for a
+    knapsack); the best of them and the empty set are filled greedily within the support of
+    `frac` — from the empty set that is the greedy restricted to the items the relaxation kept
+    (287 of 20,000 on the benchmark) — and the better one improved by swaps."""
     rng = np.random.default_rng(seed)
     candidates = []
     for _ in range(roundings):
@@ -265,26 +357,26 @@ def round_solution(form: SCMForm, frac: np.ndarray, *, roundings: int = 16,
     if form.kind == "knapsack":  # the best single element
         fits = np.nonzero((form.cost <= form.budget) & (form.upper > 0.5))[0]
         if len(fits):
-            singles = np.eye(form.n)[fits]
-            candidates.append(singles[int(np.argmax(form.value(singles)))])
-    values = form.value(np.stack(candidates))
-    order = np.argsort(-values)[: max(1, min(3, len(candidates)))]
-    polished = [_polish(form, candidates[i], max_swaps) for i in order]
-    scores = [float(form.value(p)[0]) for p in polished]
-    best = int(np.argmax(scores))
-    return polished[best], scores[best]
+            single = np.zeros(form.n)
+            single[fits[int(np.argmax(_gains(form, form.b, fits)[0]))]] = 1.0
+            candidates.append(single)
+    best = candidates[int(np.argmax(form.value(np.stack(candidates))))]
+    pool = np.nonzero((frac > 1e-9) & (form.upper > 0.5))[0]
+    filled = [_fill(form, start, pool) for start in (best, np.zeros(form.n))]
+    x = _swap(form, filled[int(np.argmax(form.value(np.stack(filled))))], pool, max_swaps)
+    return x, float(form.value(x)[0])
 
 
 def solve_instance(inst, *, time_limit=None, seed=None, device: str = "cpu", **_):
     start = time.perf_counter()
     form = build_scm(inst)
-    frac, bound, iterations = maximize_relaxation(form, device=device)
+    frac, _, bound, iterations = maximize_relaxation(form, device=device)
     x, value = round_solution(form, frac, seed=seed)
     if not form.feasible(x):  # pragma: no cover - rounding keeps feasibility by construction
         raise AssertionError("rounding broke feasibility")
     gap = max(0.0, (bound - value) / max(abs(bound), 1e-12))
     return Solution(
         "feasible", value, x, "aapga", time.perf_counter() - start, inst, gap=gap,
-        message=f"{iterations} AAPGA iterations; relaxation bound {bound:.6g}",
+        message=f"{iterations} AAPGA iterations; certified bound {bound:.6g}",
         extra={"relaxation_bound": bound, "constraint": form.kind},
     )

@@ -9,6 +9,7 @@ cardinality row, one knapsack row, or a partition matroid (disjoint 0/1 rows wit
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import scipy.sparse as sp
@@ -43,8 +44,37 @@ class SCMForm:
         x = np.atleast_2d(x)
         t = (self.A @ x.T).T + self.b
         out = self.c0 + x @ self.g
-        out = out + (_phi(t, self.phi, self.cap) * self.w).sum(axis=1)
+        out = out + (concave(t, self.phi, self.cap) * self.w).sum(axis=1)
         return out
+
+    @classmethod
+    def from_features(cls, X, *, phi: str = "sqrt", k: float | None = None,
+                      cost: np.ndarray | None = None, budget: float | None = None,
+                      groups: np.ndarray | None = None, caps: np.ndarray | None = None,
+                      ) -> SCMForm:
+        """Feature-based selection straight from arrays, Σ_f φ(Σ_i X[i, f] x_i) with X (items ×
+        features) >= 0, under at most `k` items, a knapsack (`cost`, `budget`), or a partition
+        (`groups`, `caps`) — what `build_scm` makes of the spec's coverage models, for
+        benchmarks and callers who hold the matrix already."""
+        X = sp.csr_array(X, dtype=float)
+        n, R = X.shape
+        form = cls(n=n, c0=0.0, g=np.zeros(n), A=sp.csr_array(X.T), b=np.zeros(R),
+                   w=np.ones(R), phi=np.full(R, _CODES[phi]), cap=np.zeros(R), kind="none",
+                   cost=np.ones(n), budget=float(n), groups=np.full(n, -1),
+                   group_caps=np.zeros(0), upper=np.ones(n))
+        if k is not None:
+            form.kind, form.budget = "cardinality", float(k)
+        elif cost is not None and budget is not None:
+            form.kind, form.cost, form.budget = "knapsack", np.asarray(cost, float), float(budget)
+        elif groups is not None and caps is not None:
+            form.kind, form.groups = "partition", np.asarray(groups, dtype=np.int64)
+            form.group_caps = np.asarray(caps, dtype=float)
+        return form
+
+    @cached_property
+    def A_csc(self) -> sp.csc_array:
+        """A by columns, for the marginal gains of single items."""
+        return sp.csc_array(self.A)
 
     def feasible(self, x: np.ndarray) -> bool:
         x = np.asarray(x)
@@ -57,10 +87,19 @@ class SCMForm:
         return True
 
 
-def _phi(t: np.ndarray, phi: np.ndarray, cap: np.ndarray) -> np.ndarray:
+def concave(t: np.ndarray, phi: np.ndarray, cap: np.ndarray) -> np.ndarray:
+    """φ_r(t_r) along the last axis (t clipped at 0, where every φ starts); each atom is
+    computed only on its own rows (the marginal gains call this on many nonzeros of A)."""
     t = np.maximum(t, 0.0)
-    return np.where(phi == SQRT, np.sqrt(t), np.where(phi == LOG1P, np.log1p(t),
-                                                      np.minimum(t, cap)))
+    out = np.empty_like(t)
+    for code, atom in ((SQRT, np.sqrt), (LOG1P, np.log1p), (MIN, None)):
+        rows = phi == code
+        if rows.all():
+            return atom(t) if atom is not None else np.minimum(t, cap)
+        if rows.any():
+            part = t[..., rows]
+            out[..., rows] = atom(part) if atom is not None else np.minimum(part, cap[rows])
+    return out
 
 
 def build_scm(inst) -> SCMForm:

@@ -1,0 +1,51 @@
+"""The SCM form: what build_scm recognizes in a model, values, and errors for what it can't."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from _helpers import bind, spec_dir
+
+import dfl_dsl as dfl
+from dfl_dsl.compile.scm import LOG1P, MIN, SQRT, SCMForm, build_scm, concave
+from dfl_dsl.errors import DflError
+
+
+@pytest.mark.parametrize(("name", "kind"), [("coverage", "cardinality"),
+                                            ("coverage_knapsack", "knapsack"),
+                                            ("coverage_partition", "partition")])
+def test_spec_models_are_recognized(name, kind):
+    spec = spec_dir()
+    form = build_scm(dfl.load(spec / f"{name}.opt").bind(spec / f"{name}.json"))
+    assert form.kind == kind
+    assert form.A.shape[1] == form.n and (form.A.data >= 0).all()
+    if kind == "partition":
+        assert (form.groups >= 0).all() and len(form.group_caps) == form.groups.max() + 1
+
+
+def test_value_matches_the_formula():
+    X = np.random.default_rng(0).random((6, 4))
+    form = SCMForm.from_features(X, k=2)
+    x = np.array([1, 0, 1, 0, 0, 1.0])
+    assert form.value(x)[0] == pytest.approx(np.sqrt(x @ X).sum())
+    assert not form.feasible(x) and form.feasible(np.array([1, 0, 1, 0, 0, 0.0]))
+
+
+def test_concave_by_row_kind():
+    t = np.array([[4.0, 3.0, 5.0, -1.0]])
+    phi = np.array([SQRT, LOG1P, MIN, SQRT])
+    cap = np.array([0.0, 0.0, 2.0, 0.0])
+    assert np.allclose(concave(t, phi, cap), [[2.0, np.log1p(3.0), 2.0, 0.0]])
+
+
+def test_overlapping_groups_are_a_user_error():
+    text = """
+    set I; param a{I} >= 0;
+    var x{I} binary;
+    maximize f: sqrt(sum{i in I} a[i] * x[i]);
+    subject to c1: x[1] + x[2] <= 1;
+    subject to c2: x[2] + x[3] <= 1;
+    """
+    inst = bind(text, {"I": [1, 2, 3], "a": [1.0, 2.0, 3.0]})
+    with pytest.raises(DflError, match="disjoint"):
+        build_scm(inst)
