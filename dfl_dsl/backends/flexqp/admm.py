@@ -1,0 +1,218 @@
+"""Batched ADMM on FlexQP's exact L1 relaxation (Alcalde et al., "FlexQP: an always-feasible
+QP solver", ICLR 2026, arXiv 2512.01565):
+
+    minimize ½ xᵀPx + qᵀx + Σᵢ μᵢ dist(aᵢᵀx, [lᵢ, uᵢ])
+
+(dist(·, [l, u]) is |aᵢᵀx − bᵢ| on an equality row and (aᵢᵀx − uᵢ)₊ on an inequality: the
+μ_E‖Ax−b‖₁ + μ_I‖(Gx−h)₊‖₁ of the paper). It is always feasible, and it is *exact*: once every
+μᵢ exceeds the size of the optimal dual |yᵢ*|, a feasible QP gets its true optimum; an
+infeasible one gets the point of least (sparse, L1) violation.
+
+The splitting is OSQP's (Stellato et al., Math. Prog. Comp. 2020) with the indicator of [l, u]
+replaced by the penalty: a linear-system step in x (the matrix P + σI + Aᵀdiag(ρ)A is factored
+once and cached while ρ stays), over-relaxation α, then the proximal step of the penalty on the
+slack z = Ax — clipping to [l, u] followed by soft-thresholding of what is left by μ/ρ — and the
+dual step. The duals stay in [−μ, μ], which is why |yᵢ| = μᵢ on a violated row tells when μ is
+too small: `solve` then raises μ on those rows (×`mu_growth`, warm-started) until the total
+violation stops falling (status `relaxed`) or vanishes (status `optimal`).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import torch
+
+from .problem import QPBatch
+
+
+@dataclass
+class Settings:
+    eps_abs: float = 1e-6
+    eps_rel: float = 1e-6
+    max_iter: int = 20_000
+    check_every: int = 10  # residuals are tested every few iterations (fewer device syncs)
+    sigma: float = 1e-6
+    rho: float = 0.1  # OSQP's default; equality rows get 1e3 × (OSQP's rule)
+    alpha: float = 1.6
+    mu: float = 1e3  # penalty on the row-scaled constraints
+    mu_growth: float = 10.0
+    mu_max: float = 1e10
+    time_limit: float | None = None
+    # shared P, A: pool a policy's ρ over the batch (geometric mean per constraint) so that one
+    # cached factorization serves every problem (per-problem ρ costs a batched refactorization)
+    pool_rho: bool = True
+
+
+@dataclass
+class Params:
+    """The ADMM parameters a policy sets: per-constraint ρ and μ, per-problem α. `mu_ref` is
+    the μ that `solve` raises for exactness; a policy sets μ within a decade of it (so a policy
+    can't grow μ without bound on an infeasible problem, where the duals chase μ)."""
+
+    rho: torch.Tensor  # (B, m)
+    mu: torch.Tensor  # (B, m)
+    alpha: torch.Tensor  # (B, 1)
+    mu_ref: torch.Tensor  # (B, m)
+
+
+@dataclass
+class State:
+    x: torch.Tensor  # (B, n)
+    z: torch.Tensor  # (B, m)
+    y: torch.Tensor  # (B, m)
+
+
+@dataclass
+class Result:
+    x: torch.Tensor
+    z: torch.Tensor
+    y: torch.Tensor  # duals of the original (unscaled) rows: Px + q + Aᵀy = 0
+    status: list[str]  # per problem: optimal | relaxed | feasible (iteration/time limit)
+    iterations: torch.Tensor  # (B,) iterations each problem needed
+    violation: torch.Tensor  # (B, m) dist(Ax, [l, u]) in the original units
+    r_prim: torch.Tensor
+    r_dual: torch.Tensor
+    mu: torch.Tensor  # final μ (original units)
+    extra: dict = field(default_factory=dict)
+
+
+class LinearSystem:
+    """(P + σI + Aᵀdiag(ρ)A)⁻¹ by Cholesky: one factor for the batch when P, A and ρ are shared,
+    one per problem otherwise."""
+
+    def __init__(self, qp: QPBatch, rho: torch.Tensor, sigma: float) -> None:
+        n = qp.n
+        eye = torch.eye(n, dtype=qp.q.dtype, device=qp.q.device)
+        if qp.shared and bool((rho == rho[:1]).all()):
+            M = qp.P + sigma * eye + qp.A.T @ (rho[0, :, None] * qp.A)
+            self.shared = True
+        else:
+            A = qp.A if qp.A.dim() == 3 else qp.A.expand(qp.batch, -1, -1)
+            M = qp.P + sigma * eye + A.transpose(1, 2) @ (rho.unsqueeze(-1) * A)
+            self.shared = False
+        self.L = torch.linalg.cholesky(M)
+
+    def solve(self, rhs: torch.Tensor) -> torch.Tensor:
+        if self.shared:
+            return torch.cholesky_solve(rhs.T, self.L).T
+        return torch.cholesky_solve(rhs.unsqueeze(-1), self.L).squeeze(-1)
+
+
+def prox_penalty(w: torch.Tensor, lo: torch.Tensor, hi: torch.Tensor,
+                 t: torch.Tensor) -> torch.Tensor:
+    """prox of t·dist(·, [lo, hi]): move w towards its projection by at most t (clip, then
+    soft-threshold the remainder)."""
+    proj = torch.minimum(torch.maximum(w, lo), hi)
+    return w - (w - proj).clamp(min=-t, max=t)
+
+
+def step(qp: QPBatch, s: State, p: Params, lin: LinearSystem, sigma: float) -> State:
+    """One over-relaxed ADMM iteration (functional, so unrolling can backpropagate)."""
+    rhs = sigma * s.x - qp.q + qp.ATy(p.rho * s.z - s.y)
+    xt = lin.solve(rhs)
+    zt = qp.Ax(xt)
+    x = p.alpha * xt + (1 - p.alpha) * s.x
+    v = p.alpha * zt + (1 - p.alpha) * s.z
+    z = prox_penalty(v + s.y / p.rho, qp.lo, qp.hi, p.mu / p.rho)
+    y = s.y + p.rho * (v - z)
+    return State(x, z, y)
+
+
+def residuals(qp: QPBatch, s: State, eps_abs: float, eps_rel: float):
+    """OSQP's primal/dual residuals (∞-norms, per problem) and their tolerances."""
+    Ax, Px, ATy = qp.Ax(s.x), qp.Px(s.x), qp.ATy(s.y)
+    r_prim = (Ax - s.z).abs().amax(-1)
+    r_dual = (Px + qp.q + ATy).abs().amax(-1)
+    e_prim = eps_abs + eps_rel * torch.maximum(Ax.abs().amax(-1), s.z.abs().amax(-1))
+    e_dual = eps_abs + eps_rel * torch.stack(
+        [Px.abs().amax(-1), ATy.abs().amax(-1), qp.q.abs().amax(-1)]).amax(0)
+    return r_prim, r_dual, e_prim, e_dual
+
+
+def initial_params(qp: QPBatch, settings: Settings) -> Params:
+    """OSQP's per-row ρ (×1e3 on equalities, tiny on free rows), a uniform μ and α."""
+    eq = qp.lo == qp.hi
+    free = torch.isinf(qp.lo) & torch.isinf(qp.hi)
+    rho = torch.full_like(qp.lo, settings.rho)
+    rho = torch.where(eq, rho * 1e3, torch.where(free, torch.full_like(rho, 1e-6), rho))
+    mu = torch.full_like(qp.lo, settings.mu)
+    alpha = torch.full((qp.batch, 1), settings.alpha, dtype=qp.q.dtype, device=qp.q.device)
+    return Params(rho, mu, alpha, mu)
+
+
+def initial_state(qp: QPBatch, warm: State | None) -> State:
+    if warm is not None:
+        return State(warm.x.clone(), warm.z.clone(), warm.y.clone())
+    zeros = torch.zeros_like
+    return State(zeros(qp.q), zeros(qp.lo), zeros(qp.lo))
+
+
+@torch.no_grad()
+def solve(qp: QPBatch, policy=None, settings: Settings | None = None,
+          warm: State | None = None) -> Result:
+    """Solve a batch to OSQP's tolerances, raising μ on rows whose duals saturate it.
+
+    `policy` sets ρ, μ, α (None: the fixed OSQP-like parameters); `warm` is a State in the
+    original units (x, z = Ax, y) from an earlier solve of similar problems."""
+    s = settings or Settings()
+    start = time.perf_counter()
+    scaled, D = qp.row_scaled()
+    state = initial_state(scaled, warm)
+    if warm is not None:  # to the scaled rows: z̃ = D z, ỹ = y / D
+        state = State(state.x, state.z * D, state.y / D)
+    params = initial_params(scaled, s)
+    if policy is not None:
+        params = policy.initial(scaled, params)
+    lin = LinearSystem(scaled, params.rho, s.sigma)
+    B = qp.batch
+    device = qp.q.device
+    done = torch.zeros(B, dtype=torch.bool, device=device)
+    iterations = torch.full((B,), s.max_iter, dtype=torch.long, device=device)
+    last_violation = torch.full((B,), float("inf"), dtype=qp.q.dtype, device=device)
+    relaxed = torch.zeros(B, dtype=torch.bool, device=device)
+    every = getattr(policy, "every", None)
+    it = 0
+    while it < s.max_iter:
+        state = step(scaled, state, params, lin, s.sigma)
+        it += 1
+        if every and it % every == 0:
+            params = policy.update(scaled, state, params, s)
+            if s.pool_rho and scaled.shared:
+                params.rho = params.rho.log().mean(0, keepdim=True).exp().expand_as(params.rho)
+            lin = LinearSystem(scaled, params.rho, s.sigma)
+        if it % s.check_every and it != s.max_iter:
+            continue
+        r_p, r_d, e_p, e_d = residuals(scaled, state, s.eps_abs, s.eps_rel)
+        conv = (r_p <= e_p) & (r_d <= e_d) & ~done
+        if conv.any():
+            viol = scaled.violation(state.x)
+            violated = viol > e_p.unsqueeze(-1)
+            total = viol.sum(-1)
+            has = violated.any(-1)
+            # settled: the violation no longer falls as μ grows (an infeasible QP's least
+            # violation), or μ can't grow
+            settled = has & ((total >= last_violation - 10 * e_p)
+                             | (params.mu_ref >= s.mu_max).any(-1))
+            bump = conv & has & ~settled
+            if bump.any():
+                grow = bump.unsqueeze(-1) & violated
+                factor = torch.where(grow, torch.full_like(params.mu, s.mu_growth), 1.0)
+                params.mu = (params.mu * factor).clamp(max=s.mu_max)
+                params.mu_ref = (params.mu_ref * factor).clamp(max=s.mu_max)
+                last_violation = torch.where(bump, total, last_violation)
+            finished = conv & ~bump
+            relaxed = relaxed | (finished & has)
+            iterations = torch.where(finished, torch.full_like(iterations, it), iterations)
+            done = done | finished
+            if bool(done.all()):
+                break
+        if s.time_limit is not None and time.perf_counter() - start > s.time_limit:
+            break
+    status = ["relaxed" if r else "optimal" if d else "feasible"
+              for d, r in zip(done.tolist(), relaxed.tolist(), strict=True)]
+    r_p, r_d, _, _ = residuals(scaled, state, s.eps_abs, s.eps_rel)
+    return Result(x=state.x, z=state.z / D, y=state.y * D, status=status,
+                  iterations=iterations, violation=qp.violation(state.x), r_prim=r_p,
+                  r_dual=r_d, mu=params.mu * D, extra={"total_iterations": it})

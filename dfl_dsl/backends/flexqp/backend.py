@@ -1,0 +1,86 @@
+"""`dfl solve --backend flexqp`: one QP through batched FlexQP (B = 1).
+
+A feasible model gets status `optimal`; an infeasible one gets status `relaxed`, the point of
+least L1 violation, and each violated row with its violation (`violations` in --json). The CLI
+exits 0 for `relaxed`: the answer is a usable point, and the violations say what it breaks.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import torch
+
+from ...compile.linear import build_linear
+from ...errors import DflError
+from ..common import RawResult, _row_labels, to_solution
+from .admm import Settings, solve
+from .forms import DenseForm
+from .policy import DeepPolicy, default_policy
+
+DTYPES = {"float64": torch.float64, "float32": torch.float32}
+
+
+def policy_named(name, device, dtype):
+    """`deep` (the shipped trained policy), `fixed` (OSQP's parameters), or a policy file."""
+    if name in (None, "deep"):
+        return default_policy(device, dtype)
+    if name == "fixed":
+        return None
+    if isinstance(name, DeepPolicy):
+        return name.to(device=device, dtype=dtype)
+    try:
+        return DeepPolicy.load(name).to(device=device, dtype=dtype)
+    except (OSError, RuntimeError, KeyError) as exc:
+        raise DflError(f"can't load the FlexQP policy `{name}`: {exc}") from None
+
+
+def solve_instance(inst, *, time_limit=None, seed=None, device: str = "cpu",
+                   dtype: str = "float64", policy="deep", eps: float = 1e-9,
+                   max_iter: int = 50_000, **_):
+    start = time.perf_counter()
+    if dtype not in DTYPES:
+        raise DflError(f"unknown dtype `{dtype}`", hint="choose float64 or float32")
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise DflError("CUDA was asked for but torch sees no GPU", hint="use --device cpu")
+    form = build_linear(inst, reduce=False)  # bounds stay rows: each violation has its row
+    theta = inst.theta_for_solve()
+    dense = DenseForm(form, dtype=DTYPES[dtype], device=device)
+    qp = dense.batch(torch.as_tensor(theta, dtype=DTYPES[dtype], device=device)[None])
+    settings = Settings(eps_abs=eps, eps_rel=eps, max_iter=max_iter, time_limit=time_limit)
+    result = solve(qp, policy_named(policy, device, DTYPES[dtype]), settings)
+    x = result.x[0].double().cpu().numpy()
+    y = result.y[0].double().cpu().numpy()
+    status = result.status[0]
+    raw = RawResult(status, x, dense.objective(x, theta),
+                    row_duals=y[: form.m] if status == "optimal" else None,
+                    message=f"FlexQP ADMM, {int(result.iterations[0])} iterations")
+    solution = to_solution(inst, form, raw, "flexqp", time.perf_counter() - start)
+    solution.extra["iterations"] = int(result.iterations[0])
+    if status == "relaxed":
+        viol = result.violation[0].double().cpu().numpy()
+        tol = 10 * eps * max(1.0, float(np.abs(result.z[0].cpu().numpy()).max()))
+        rows = np.nonzero(viol > tol)[0]
+        labels = _labels(inst, form, dense, rows)
+        solution.extra["violations"] = {lab: float(viol[r]) for lab, r in
+                                        zip(labels, rows, strict=True)}
+        solution.extra["total_violation"] = float(viol[rows].sum())
+    return solution
+
+
+def _labels(inst, form, dense: DenseForm, rows: np.ndarray) -> list[str]:
+    """Row labels: the model's constraint rows by name and index, bound rows by variable."""
+    model_rows = [int(r) for r in rows if r < form.m]
+    labels = _row_labels(inst, form, model_rows) if model_rows else []
+    for r in rows:
+        if r >= form.m:
+            labels.append(_bound_label(inst, int(dense.bound_cols[r - form.m])))
+    return labels
+
+
+def _bound_label(inst, col: int) -> str:
+    for entity in inst.variables:
+        if entity.offset <= col < entity.offset + entity.size:
+            return f"bounds of {entity.name}{entity.entry_label(col - entity.offset)}"
+    return f"bounds of auxiliary column {col}"

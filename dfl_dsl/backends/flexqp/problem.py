@@ -1,0 +1,92 @@
+"""A batch of QPs in the box form every FlexQP routine works on:
+
+    minimize ½ xᵀPx + qᵀx   subject to   lo <= Ax <= hi      (B problems at once)
+
+P and A are either shared by the batch (2-D, one factorization serves every problem) or given
+per problem (3-D). Variable bounds are rows of A (the L1 relaxation penalizes them like any
+other constraint, so an infeasible bound is reported as a violated row too).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+
+def mv(M: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    """M v for each problem: M shared (m, n) or batched (B, m, n); v (B, n) -> (B, m)."""
+    return v @ M.T if M.dim() == 2 else torch.bmm(M, v.unsqueeze(-1)).squeeze(-1)
+
+
+def mtv(M: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    """Mᵀ v for each problem: v (B, m) -> (B, n)."""
+    return v @ M if M.dim() == 2 else torch.bmm(v.unsqueeze(1), M).squeeze(1)
+
+
+@dataclass
+class QPBatch:
+    P: torch.Tensor  # (n, n) or (B, n, n), symmetric PSD
+    q: torch.Tensor  # (B, n)
+    A: torch.Tensor  # (m, n) or (B, m, n)
+    lo: torch.Tensor  # (B, m), may hold -inf
+    hi: torch.Tensor  # (B, m), may hold +inf
+
+    @property
+    def batch(self) -> int:
+        return self.q.shape[0]
+
+    @property
+    def n(self) -> int:
+        return self.q.shape[1]
+
+    @property
+    def m(self) -> int:
+        return self.lo.shape[1]
+
+    @property
+    def shared(self) -> bool:
+        """P and A are the same for every problem (one factorization for all)."""
+        return self.P.dim() == 2 and self.A.dim() == 2
+
+    def to(self, dtype: torch.dtype | None = None, device=None) -> QPBatch:
+        return QPBatch(*(t.to(dtype=dtype, device=device) for t in
+                         (self.P, self.q, self.A, self.lo, self.hi)))
+
+    @classmethod
+    def from_numpy(cls, P, q, A, lo, hi, *, dtype=torch.float64, device="cpu") -> QPBatch:
+        """Arrays -> a batch; a 1-D q (one problem) gets a batch axis, as do lo and hi."""
+        q = np.atleast_2d(np.asarray(q, dtype=float))
+        B = q.shape[0]
+        lo = np.broadcast_to(np.asarray(lo, dtype=float), (B, np.shape(lo)[-1]))
+        hi = np.broadcast_to(np.asarray(hi, dtype=float), (B, np.shape(hi)[-1]))
+        return cls(*(torch.as_tensor(np.ascontiguousarray(a), dtype=dtype, device=device)
+                     for a in (P, q, A, lo, hi)))
+
+    def Px(self, x: torch.Tensor) -> torch.Tensor:
+        return mv(self.P, x)
+
+    def Ax(self, x: torch.Tensor) -> torch.Tensor:
+        return mv(self.A, x)
+
+    def ATy(self, y: torch.Tensor) -> torch.Tensor:
+        return mtv(self.A, y)
+
+    def objective(self, x: torch.Tensor) -> torch.Tensor:
+        return 0.5 * (x * self.Px(x)).sum(-1) + (self.q * x).sum(-1)
+
+    def violation(self, x: torch.Tensor) -> torch.Tensor:
+        """Each row's distance from its interval, dist(aᵢᵀx, [lᵢ, uᵢ]): the L1 relaxation's
+        penalty per unit of μ."""
+        ax = self.Ax(x)
+        return (ax - self.hi).clamp(min=0) + (self.lo - ax).clamp(min=0)
+
+    def row_scaled(self) -> tuple[QPBatch, torch.Tensor]:
+        """Rows scaled to unit ∞-norm (a cheap equilibration: ADMM's ρ then means the same for
+        every row) and the scale D (shape of l), so that the scaled A is D A."""
+        norms = self.A.abs().amax(-1)
+        D = torch.where(norms > 0, 1.0 / norms.clamp(min=1e-30), torch.ones_like(norms))
+        A = D.unsqueeze(-1) * self.A
+        Db = D if D.dim() == 2 else D.expand(self.batch, -1)
+        return QPBatch(self.P, self.q, A, self.lo * Db, self.hi * Db), Db

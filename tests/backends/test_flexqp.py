@@ -1,0 +1,71 @@
+"""The FlexQP backend through `dfl solve --backend flexqp`: the spec's QPs match the reference,
+the infeasible QP is `relaxed` with its least total L1 violation, float32 and errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from _helpers import expected, spec_dir
+from typer.testing import CliRunner
+
+import dfl_dsl as dfl
+from dfl_dsl.cli import app
+
+
+@pytest.mark.parametrize("name", ["qp", "simplex_lsq"])
+def test_spec_qps_match_the_reference_through_the_cli(name):
+    spec = spec_dir()
+    want = expected()[name]
+    result = CliRunner().invoke(app, ["solve", str(spec / f"{name}.opt"), "--data",
+                                      str(spec / f"{name}.json"), "--backend", "flexqp",
+                                      "--json"])
+    assert result.exit_code == 0, result.output
+    got = json.loads(result.stdout)
+    assert got["status"] == want["status"] and got["backend"] == "flexqp"
+    assert got["objective"] == pytest.approx(want["objective"], rel=want["tol"])
+
+
+def test_infeasible_qp_is_relaxed_with_the_least_l1_violation(tmp_path):
+    spec = spec_dir()
+    want = expected()["qp_infeasible"]["min_l1_violation"]
+    out = tmp_path / "sol.json"
+    result = CliRunner().invoke(app, ["solve", str(spec / "qp.opt"), "--data",
+                                      str(spec / "qp_infeasible.json"), "--backend", "flexqp",
+                                      "--json", "--output", str(out)])
+    assert result.exit_code == 0, result.output  # relaxed is an answer: exit 0
+    got = json.loads(result.stdout)
+    assert got["status"] == "relaxed"
+    assert sum(got["violations"].values()) == pytest.approx(want, abs=1e-5)
+    assert got["total_violation"] == pytest.approx(want, abs=1e-5)
+    # the two contradicting rows (x[0] <= -1 and x[0] >= 1) are the violated ones
+    assert set(got["violations"]) == {"inequalities[30]", "inequalities[31]"}
+    assert json.loads(out.read_text())["status"] == "relaxed"
+
+
+def test_float32_and_the_fixed_policy_solve_the_spec_qp():
+    spec = spec_dir()
+    inst = dfl.load(spec / "qp.opt").bind(spec / "qp.json")
+    want = expected()["qp"]["objective"]
+    sol32 = inst.solve("flexqp", dtype="float32", eps=1e-4)
+    assert sol32.status == "optimal"
+    assert sol32.objective == pytest.approx(want, rel=1e-3)
+    fixed = inst.solve("flexqp", policy="fixed", eps=1e-7)
+    assert fixed.objective == pytest.approx(want, rel=1e-5)
+
+
+def test_violated_bounds_are_named_by_variable():
+    text = """var x >= 2; var y; minimize f: (x - 1)^2 + y^2; s.t. cap: x + y <= 0;
+              s.t. lowy: y >= 1;"""
+    sol = dfl.parse(text, "m.opt").bind({}).solve("flexqp")
+    assert sol.status == "relaxed"
+    assert sol.extra["total_violation"] == pytest.approx(3.0, abs=1e-5)  # x=2, y=1: cap by 3
+
+
+def test_integer_models_are_refused():
+    from dfl_dsl.errors import DflError
+
+    text = "var x integer >= 0; var y >= 0; minimize f: x^2 + y; s.t. c: x + y >= 1.5;"
+    inst = dfl.parse(text, "m.opt").bind({})
+    with pytest.raises(DflError):
+        inst.solve("flexqp")
