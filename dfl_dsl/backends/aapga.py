@@ -102,6 +102,7 @@ class _Polytope:
         self.caps = as_t(caps if self.single else np.append(caps, np.inf))
         fits = np.floor(caps[0] / cost[form.upper > 0].min()) + 1 if self.single and n else n
         self.longest = int(min(n, fits)) if np.isfinite(fits) else n  # items one group can hold
+        self._tau: torch.Tensor | None = None  # the last projection's multipliers
 
     def _sum(self, values: torch.Tensor) -> torch.Tensor:
         if self.single:
@@ -125,7 +126,8 @@ class _Polytope:
         lo = torch.zeros_like(active, dtype=v.dtype)
         hi = (ratio.max(1, keepdim=True).values if self.single else
               lo.scatter_reduce(1, self.gid.expand_as(v), ratio, "amax", include_self=True))
-        tau = lo.clone()
+        warm = self._tau if self._tau is not None and self._tau.shape == lo.shape else lo
+        tau = torch.where(active, torch.minimum(warm, hi), 0.0)  # successive calls are close
         scale = torch.clamp(self.caps, min=1.0)
         for _ in range(iters):
             shifted = v - self._spread(tau) * self.cost
@@ -140,6 +142,7 @@ class _Polytope:
             newton = tau + excess / torch.where(slope > 0, slope, 1.0)
             inside = (slope > 0) & (newton > lo) & (newton < hi)
             tau = torch.where(active, torch.where(inside, newton, 0.5 * (lo + hi)), 0.0)
+        self._tau = tau
         return x
 
     def argmax(self, grad: torch.Tensor) -> torch.Tensor:
@@ -191,7 +194,9 @@ def maximize_relaxation(form: SCMForm, *, iters: int = 2000, device: str = "cpu"
         if gap <= rtol * max(abs(float(fx)), 1e-12):
             break
         momentum = (t_prev - 1.0) / t if accelerate else 0.0
-        y = x + momentum * (x - x_prev)
+        # extrapolate, but stay in the box: below 0, Ay could reach 0 where sqrt's slope blows
+        # up, and the backtracking would shrink every later step
+        y = torch.minimum(torch.clamp(x + momentum * (x - x_prev), min=0.0), P.upper)
         fy, gy = (fx, gx) if momentum == 0.0 else F.value_grad(y)
         while True:
             z = P.project(y + gy / lipschitz)
@@ -201,7 +206,7 @@ def maximize_relaxation(form: SCMForm, *, iters: int = 2000, device: str = "cpu"
                                   - 0.5 * lipschitz * (step**2).sum()) - 1e-12:
                 break
             lipschitz *= 2.0
-        if float(fz) < float(fx):  # adaptive restart: momentum overshot
+        if float(((y - z) * (z - x)).sum()) > 0:  # gradient restart: momentum points back
             t_prev = t = 1.0
         else:
             t_prev, t = t, 0.5 * (1.0 + (1.0 + 4.0 * t * t) ** 0.5)
@@ -240,24 +245,25 @@ def _pipage(x: np.ndarray, idx: np.ndarray, rng: np.random.Generator,
 
 
 def _columns(form: SCMForm, cols: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The nonzeros of A's columns `cols`: their rows, values and position in `cols`."""
+    """The nonzeros of A's columns `cols`, column after column: their rows, values, and where
+    each column's run ends."""
     A = form.A_csc
     starts, ends = A.indptr[cols], A.indptr[cols + 1]
     counts = ends - starts
     flat = np.repeat(ends - np.cumsum(counts), counts) + np.arange(counts.sum())
-    return A.indices[flat], A.data[flat], np.repeat(np.arange(len(cols)), counts)
+    return A.indices[flat], A.data[flat], np.cumsum(counts)
 
 
 def _gains(form: SCMForm, t: np.ndarray, cols: np.ndarray, sign: float = 1.0) -> np.ndarray:
     """F(x ± e_i) − F(x) for i in `cols`, given t = Ax + b, one row per row of t (B, R):
-    two passes over the columns' nonzeros, no per-item work."""
-    rows, data, which = _columns(form, cols)
+    two passes over the columns' nonzeros and a segmented sum, no per-item work."""
+    rows, data, ends = _columns(form, cols)
     t = np.atleast_2d(t)[:, rows]
     change = concave(t + sign * data, form.phi[rows], form.cap[rows])
     change -= concave(t, form.phi[rows], form.cap[rows])
-    by_col = sp.csr_array((np.ones(len(rows)), (np.arange(len(rows)), which)),
-                          shape=(len(rows), len(cols)))
-    return (change * form.w[rows]) @ by_col + sign * form.g[cols]
+    total = np.zeros((len(t), len(rows) + 1))
+    np.cumsum(change * form.w[rows], axis=1, out=total[:, 1:])
+    return total[:, ends] - total[:, ends - np.diff(ends, prepend=0)] + sign * form.g[cols]
 
 
 def _room(form: SCMForm, x: np.ndarray) -> np.ndarray:
@@ -297,18 +303,30 @@ def _swap_fits(form: SCMForm, x: np.ndarray, out: np.ndarray, into: np.ndarray) 
 
 def _fill(form: SCMForm, x: np.ndarray, pool: np.ndarray) -> np.ndarray:
     """Greedy fill of the remaining room (by gain per cost for a knapsack). Candidates come
-    from `pool` (the relaxation's support), so a step costs the pool's nonzeros, not A's; it
-    falls back to every item once the pool has nothing left that fits."""
+    from `pool` (the relaxation's support), falling back to every item once the pool has
+    nothing left that fits; after each pick only the gains of candidates sharing a row with
+    the picked item are recomputed (the others did not change)."""
     x = x.copy()
+    t = form.A @ x + form.b
     ratio = form.cost if form.kind == "knapsack" else np.ones(form.n)
-    everyone = np.arange(form.n)
+    cand, gain = pool, None
     while (room := _room(form, x)).any():
-        cand = pool[room[pool]] if room[pool].any() else everyone[room]
-        gain = _gains(form, form.A @ x + form.b, cand)[0]
-        best = int(np.argmax(gain / ratio[cand]))
+        if not room[cand].any():
+            if len(cand) == form.n or not room.any():
+                break
+            cand, gain = np.arange(form.n), None
+        if gain is None:
+            gain = _gains(form, t, cand)[0]
+            rows, _, ends = _columns(form, cand)
+            which = np.repeat(np.arange(len(cand)), np.diff(ends, prepend=0))
+        best = int(np.argmax(np.where(room[cand], gain / ratio[cand], -np.inf)))
         if gain[best] <= 1e-12:
             break
         x[cand[best]] = 1.0
+        picked, data, _ = _columns(form, cand[best : best + 1])
+        t[picked] += data
+        stale = np.unique(which[np.isin(rows, picked)])
+        gain[stale] = _gains(form, t, cand[stale])[0]
     return x
 
 
@@ -323,18 +341,20 @@ def _swap(form: SCMForm, x: np.ndarray, pool: np.ndarray, max_swaps: int) -> np.
             break
         t = form.A @ x + form.b
         loss = _gains(form, t, chosen, -1.0)[0]  # F(S − i) − F(S)
-        without = t[None, :] - form.A_csc[:, chosen].T.toarray()
+        without = np.repeat(t[None, :], len(chosen), axis=0)
+        rows, data, ends = _columns(form, chosen)
+        without[np.repeat(np.arange(len(chosen)), np.diff(ends, prepend=0)), rows] -= data
         change = loss[:, None] + _gains(form, without, into)
         change = np.where(_swap_fits(form, x, chosen, into), change, -np.inf)
         a, b = np.unravel_index(int(np.argmax(change)), change.shape)
-        if change[a, b] <= 1e-12 * max(1.0, abs(float(form.value(x)[0]))):
+        if change[a, b] <= 1e-12 * max(1.0, abs(float(form.w @ concave(t, form.phi, form.cap)))):
             break
         x[chosen[a]], x[into[b]] = 0.0, 1.0
     return x
 
 
-def round_solution(form: SCMForm, frac: np.ndarray, *, roundings: int = 16,
-                   seed: int | None = None, max_swaps: int = 100) -> tuple[np.ndarray, float]:
+def round_solution(form: SCMForm, frac: np.ndarray, *, roundings: int = 8,
+                   seed: int | None = None, max_swaps: int = 20) -> tuple[np.ndarray, float]:
     """`roundings` randomized roundings of `frac` (plus the best single element for a
     knapsack); the best of them and the empty set are filled greedily within the support of
     `frac` — from the empty set that is the greedy restricted to the items the relaxation kept

@@ -42,7 +42,7 @@ class SCMForm:
     def value(self, x: np.ndarray) -> np.ndarray:
         """F at one point (n,) or a batch (B, n)."""
         x = np.atleast_2d(x)
-        t = (self.A @ x.T).T + self.b
+        t = (self.A @ np.ascontiguousarray(x.T)).T + self.b
         out = self.c0 + x @ self.g
         out = out + (concave(t, self.phi, self.cap) * self.w).sum(axis=1)
         return out
