@@ -106,11 +106,12 @@ class Instance:
             self, time_limit=time_limit, seed=seed, **options
         )
 
-    def layer(self, method: str = "dbb", **options):
-        """A torch module from predicted params (leading batch axis) to decisions."""
+    def layer(self, method: str = "dbb", *, backend: str | None = None, **options):
+        """A torch module from predicted params (leading batch axis) to decisions; `backend`
+        is an alias of `method` (`inst.layer(backend="flexqp")`)."""
         from .learn.layers import make_layer
 
-        return make_layer(self, method, **options)
+        return make_layer(self, backend if backend is not None else method, **options)
 
     def theta_values(self) -> np.ndarray | None:
         """θ from the data: predicted values and, for uncertain params, scenario 0 (None when

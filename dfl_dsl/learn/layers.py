@@ -4,8 +4,9 @@
 (perturbed optimizers, Berthet et al., NeurIPS 2020), `identity` (straight-through negative
 identity, Sahoo et al., "Backpropagation through combinatorial algorithms: identity with
 projection works", ICLR 2023) for LP/MILP models, and `cvxpylayers` (Agrawal et al., NeurIPS
-2019: exact implicit differentiation) for convex DPP models. SPO+, NCE and MSE are losses, not
-layers: see `dfl_dsl.learn.losses`.
+2019: exact implicit differentiation) for convex DPP models, and `flexqp` (Deep FlexQP, arXiv
+2512.01565: batched ADMM in torch, implicit KKT or unrolled backward) for QP/LP models. SPO+,
+NCE and MSE are losses, not layers: see `dfl_dsl.learn.losses`.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from ..errors import DflError
 from .losses import _BlackboxFn, _np, _Perturbed, _PerturbedOptFn, _tensor
 from .oracle import Oracle
 
-LAYER_METHODS = ("dbb", "dpo", "pfyl", "identity", "cvxpylayers")
+LAYER_METHODS = ("dbb", "dpo", "pfyl", "identity", "cvxpylayers", "flexqp")
 
 
 def _stack_params(inst, args, kwargs) -> torch.Tensor:
@@ -126,6 +127,10 @@ class CvxpyLayerModule(nn.Module):
 def make_layer(inst, method: str = "dbb", **options) -> nn.Module:
     if method == "cvxpylayers":
         return CvxpyLayerModule(inst, **options)
+    if method == "flexqp":  # Deep FlexQP: batched ADMM, implicit (KKT) or unrolled backward
+        from ..backends.flexqp.layer import FlexQPLayer
+
+        return FlexQPLayer(inst, **options)
     if method in ("spo+", "nce", "mse"):
         raise DflError(f"`{method}` is a loss, not a layer",
                        hint="use dfl_dsl.learn.losses (e.g. SPOPlus(inst)) with a predictor")

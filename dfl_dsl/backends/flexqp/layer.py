@@ -1,0 +1,172 @@
+"""Differentiating FlexQP's solution (the `flexqp` layer).
+
+`implicit` (default): at the solution, the active rows S (nonzero dual, not violated) and the
+rows V whose duals sit at ±μ (violated: their dual is constant) make the KKT system
+
+    P x + q + Aᵀy = 0,     A_S x = b_S
+
+an identity in the data, so one linear solve with the symmetric matrix K = [[P, A_Sᵀ], [A_S, 0]]
+gives every gradient: K [u; v] = [∂L/∂x; 0], then ∂L/∂q = −u, ∂L/∂b_S = v, ∂L/∂A = −(y uᵀ + v xᵀ),
+∂L/∂P = −½(u xᵀ + x uᵀ) (Amos & Kolter, "OptNet", ICML 2017, §3, on the active set; batched,
+with the inactive rows kept in K as v = 0 so every problem has one size).
+
+`unroll`: backpropagate through the last `unroll_iters` ADMM iterations, run with autograd from
+the converged (detached) state — the cheap alternative FlexQP trains with.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from ...errors import DflError
+from .admm import LinearSystem, Settings, State, initial_params, solve, step
+from .forms import DenseForm
+from .problem import QPBatch
+
+
+def active_rows(qp: QPBatch, x: torch.Tensor, y: torch.Tensor, tol: float) -> tuple:
+    """(active, upper): rows held at a bound by a nonzero dual, and which bound."""
+    scale = 1 + y.abs().amax(-1, keepdim=True)
+    violated = qp.violation(x) > tol * (1 + qp.Ax(x).abs())
+    active = (y.abs() > tol * scale) & ~violated
+    return active, y > 0
+
+
+def kkt_gradients(qp: QPBatch, x: torch.Tensor, y: torch.Tensor, g: torch.Tensor, tol: float,
+                  delta: float = 1e-10) -> dict[str, torch.Tensor]:
+    """∂L/∂(P, q, A, lo, hi) from ∂L/∂x = g by one batched solve with the active-set KKT matrix."""
+    B, n, m = qp.batch, qp.n, qp.m
+    active, upper = active_rows(qp, x, y, tol)
+    D = active.to(x.dtype)
+    A = qp.A if qp.A.dim() == 3 else qp.A.expand(B, -1, -1)
+    P = qp.P if qp.P.dim() == 3 else qp.P.expand(B, -1, -1)
+    eye_n = torch.eye(n, dtype=x.dtype, device=x.device)
+    DA = D.unsqueeze(-1) * A
+    top = torch.cat([P + delta * eye_n, DA.transpose(1, 2)], dim=2)
+    bottom = torch.cat([DA, torch.diag_embed(-(1 - D) - delta * D)], dim=2)
+    K = torch.cat([top, bottom], dim=1)
+    rhs = torch.cat([g, torch.zeros(B, m, dtype=x.dtype, device=x.device)], dim=1)
+    sol = torch.linalg.solve(K, rhs)
+    u, v = sol[:, :n], sol[:, n:] * D
+    grad_A = -(y.unsqueeze(-1) * u.unsqueeze(1) + v.unsqueeze(-1) * x.unsqueeze(1))
+    grad_P = -0.5 * (u.unsqueeze(-1) * x.unsqueeze(1) + x.unsqueeze(-1) * u.unsqueeze(1))
+    return {"P": grad_P, "q": -u, "A": grad_A, "lo": torch.where(upper, 0.0, v),
+            "hi": torch.where(upper, v, 0.0)}
+
+
+class _FlexQPFn(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, P, q, A, lo, hi, runner):
+        qp = QPBatch(P, q, A, lo, hi)
+        result = runner.run(qp)
+        ctx.save_for_backward(P, q, A, lo, hi, result.x, result.y)
+        ctx.tol = runner.active_tol
+        return result.x
+
+    @staticmethod
+    def backward(ctx, g):
+        P, q, A, lo, hi, x, y = ctx.saved_tensors
+        grads = kkt_gradients(QPBatch(P, q, A, lo, hi), x, y, g, ctx.tol)
+        out = []
+        for name, value in zip(("P", "q", "A", "lo", "hi"), (P, q, A, lo, hi), strict=True):
+            grad = grads[name]
+            out.append(grad.sum(0) if value.dim() < grad.dim() else grad)
+        return (*out, None)
+
+
+class Runner:
+    """Forward solves with warm starts from the previous call (same batch size)."""
+
+    def __init__(self, policy, settings: Settings, warm_start: bool) -> None:
+        self.policy = policy
+        self.settings = settings
+        self.warm_start = warm_start
+        self.active_tol = max(1e-7, 100 * settings.eps_abs)
+        self.last = None
+        self.last_result = None
+
+    def run(self, qp: QPBatch):
+        warm = self.last if self.warm_start and self.last is not None \
+            and self.last.x.shape == qp.q.shape else None
+        result = solve(qp, self.policy, self.settings, warm)
+        self.last = State(result.x, result.z, result.y)
+        self.last_result = result
+        return result
+
+
+def unrolled(qp: QPBatch, runner: Runner, iters: int) -> torch.Tensor:
+    """x after `iters` ADMM iterations with autograd, from the converged state."""
+    with torch.no_grad():
+        result = runner.run(QPBatch(*(t.detach() for t in (qp.P, qp.q, qp.A, qp.lo, qp.hi))))
+    scaled, D = qp.row_scaled()
+    s = runner.settings
+    params = initial_params(scaled, s)
+    params.mu = (result.mu / D).detach()
+    lin = LinearSystem(scaled, params.rho, s.sigma)
+    state = State(result.x.detach(), (result.z * D).detach(), (result.y / D).detach())
+    for _ in range(iters):
+        state = step(scaled, state, params, lin, s.sigma)
+    return state.x
+
+
+class FlexQPLayer(nn.Module):
+    """Predicted params (leading batch axis) -> the QP's decisions, differentiable."""
+
+    def __init__(self, inst, *, diff: str = "implicit", policy="deep", eps: float = 1e-8,
+                 max_iter: int = 20_000, warm_start: bool = True, unroll_iters: int = 50,
+                 dtype: torch.dtype = torch.float64) -> None:
+        super().__init__()
+        from .backend import policy_named
+
+        if diff not in ("implicit", "unroll"):
+            raise DflError(f"unknown differentiation `{diff}`", hint="use implicit or unroll")
+        if inst.klass.name not in ("QP", "LP"):
+            raise DflError(f"the flexqp layer takes QP and LP models, not {inst.klass.name}")
+        self.inst = inst
+        self.form = inst.linear_form()
+        if not inst.predicted:
+            raise DflError("the model has no predicted param to differentiate with respect to")
+        self.diff = diff
+        self.dtype = dtype
+        self.unroll_iters = unroll_iters
+        self._policy_name = policy
+        self._policy_for = policy_named
+        self.settings = Settings(eps_abs=eps, eps_rel=eps, max_iter=max_iter)
+        self.warm_start = warm_start
+        self._dense: dict = {}
+        self._runners: dict = {}
+        index = []
+        start = inst.n_vars
+        for entity in inst.thetas:
+            if entity.decl.is_predicted:
+                index.extend(range(entity.offset - start, entity.offset - start + entity.size))
+        self.register_buffer("index", torch.as_tensor(index, dtype=torch.long))
+
+    def _parts(self, device):
+        key = str(device)
+        if key not in self._dense:
+            self._dense[key] = DenseForm(self.form, dtype=self.dtype, device=device)
+            policy = self._policy_for(self._policy_name, device, self.dtype)
+            self._runners[key] = Runner(policy, self.settings, self.warm_start)
+        return self._dense[key], self._runners[key]
+
+    @property
+    def last_result(self):
+        """The last forward solve's Result (status, iterations, violations) on any device."""
+        results = [r.last_result for r in self._runners.values() if r.last_result is not None]
+        return results[-1] if results else None
+
+    def forward(self, *args, **kwargs) -> torch.Tensor:
+        from ...learn.layers import _stack_params
+
+        theta_pred = _stack_params(self.inst, args, kwargs).to(self.dtype)
+        dense, runner = self._parts(theta_pred.device)
+        theta = theta_pred.new_zeros((theta_pred.shape[0], self.form.n_theta))
+        theta = theta.index_copy(1, self.index.to(theta.device), theta_pred)
+        qp = dense.batch(theta)
+        if self.diff == "unroll":
+            x = unrolled(qp, runner, self.unroll_iters)
+        else:
+            x = _FlexQPFn.apply(qp.P, qp.q, qp.A, qp.lo, qp.hi, runner)
+        return x[:, : self.form.n_model]
