@@ -1,16 +1,21 @@
 """Frank–Wolfe for smooth convex objectives over polytopes (the SMOOTH-POLYTOPE class).
 
 Each step calls a linear minimization oracle (LMO) v = argmin_{v ∈ P} ∇f(x)ᵀv — in closed form
-for a (scaled) simplex and a box, through HiGHS for any polytope given by linear constraints —
-and the Frank–Wolfe gap G = ∇f(x)ᵀ(x − v) >= f(x) − f* certifies the answer. Steps:
+when the LinearForm has the structure of a simplex, capped simplex, knapsack row, partition
+polytope, box, L1 ball or k-sparse polytope (see `_LMO`), through HiGHS for any other polytope —
+and the Frank–Wolfe gap G = ∇f(x)ᵀ(x − v) >= f(x) − f* makes every answer certified. Steps:
 
 * `vanilla`: γ = 2/(t+2) (Frank & Wolfe 1956; Jaggi, ICML 2013);
-* `short`: γ = min{1, G / (L‖v − x‖²)} with L = λ_max(P), the primal–dual short step whose
-  gap is the stopping certificate (after the ICLR 2026 work on Frank–Wolfe beyond short steps);
-* `optimistic`: the LMO sees the extrapolated gradient 2∇f(x_t) − ∇f(x_{t−1});
+* `short`: the short step γ = min{1, G / (L‖v − x‖²)} with the global L = λ_max(P)
+  (Demyanov & Rubinov 1970);
+* `primal-dual`: the same rule with L the curvature along v − x (the local smoothness of
+  Pedregosa et al., AISTATS 2020; on a quadratic objective, exact line search), and the
+  primal–dual gap as stopping certificate (after Martínez-Rubio & Pokutta, "Beyond short steps
+  in Frank–Wolfe algorithms", ICLR 2026);
+* `optimistic`: the LMO sees the optimistic gradient 2∇f(x_t) − ∇f(x_{t−1}) (the optimism of
+  the same paper), with the step of `primal-dual`;
 * `pairwise` (default): pairwise steps between the FW vertex and the worst active vertex with
-  exact line search on the quadratic (Lacoste-Julien & Jaggi, NeurIPS 2015) — linear convergence
-  on polytopes.
+  exact line search (Lacoste-Julien & Jaggi, NeurIPS 2015) — linear convergence on polytopes.
 """
 
 from __future__ import annotations
@@ -25,54 +30,207 @@ from ..errors import DflError
 from ..solution import Solution
 
 CLASSES = frozenset({"SMOOTH-POLYTOPE"})
-VARIANTS = ("pairwise", "vanilla", "short", "optimistic")
+VARIANTS = ("pairwise", "vanilla", "short", "primal-dual", "optimistic")
 
 
 class _LMO:
     """argmin over the feasible polytope of a linear function; vertices are returned with keys
-    so an active set can track them."""
+    so an active set can track them. The structure is read off the LinearForm, whatever the
+    model calls its variables:
+
+    * `blocks`: rows with disjoint supports and one-signed coefficients, every variable in a
+      row bounded below, those in no row boxed — the simplex, the capped simplex
+      {0 <= x <= 1, Σx = k} (the k-sparse polytope split as x = p − q), a knapsack row, the
+      partition polytope, a box. Closed form: in each row, the fractional-knapsack greedy by
+      gradient per coefficient;
+    * `l1`: |x_i| <= s_i written as the two rows s − x >= 0, s + x >= 0, and rows of the
+      `blocks` kind over s — the L1 ball Σs <= r, or with |x_i| <= 1 the k-sparse polytope
+      {‖x‖∞ <= 1, ‖x‖₁ <= k}. Each coordinate then costs ∂s − |∂x| per unit of s, a `blocks`
+      problem over s;
+    * `highs`: any other polytope, by HiGHS with a warm start.
+    """
 
     def __init__(self, form: LinearForm) -> None:
         self.form = form
-        n = form.n
-        A = form.A.tocsr()
         self.kind = "highs"
-        lb, ub = form.lb, form.ub
-        if form.m == 0 and np.all(np.isfinite(lb)) and np.all(np.isfinite(ub)):
-            self.kind = "box"
-        elif form.m == 1 and np.all(lb == 0) and A.nnz == n and np.all(A.data > 0):
-            row = A.toarray()[0]
-            s_hi, s_lo = form.ru[0], form.rl[0]
-            if np.isfinite(s_hi) and s_hi > 0 and np.all(ub >= s_hi / row - 1e-12):
-                self.kind = "simplex"
-                self.scale = s_hi / row
-                self.equality = s_lo == s_hi
-        if self.kind == "highs":
+        blocks = _Blocks.detect(form.A, form.rl, form.ru, form.lb, form.ub)
+        if blocks is not None:
+            self.kind, self.blocks = "blocks", blocks
+        elif (l1 := _L1.detect(form)) is not None:
+            self.kind, self.l1 = "l1", l1
+        else:
             from .highs import HighsModel
 
             self._model = HighsModel(_without_objective(form))
 
     def __call__(self, g: np.ndarray) -> tuple[object, np.ndarray]:
-        n = self.form.n
-        if self.kind == "box":
-            v = np.where(g > 0, self.form.lb, self.form.ub)
-            return v.tobytes(), v
-        if self.kind == "simplex":
-            scores = g * self.scale
-            j = int(np.argmin(scores))
-            if not self.equality and scores[j] >= 0:
-                return "origin", np.zeros(n)
-            v = np.zeros(n)
-            v[j] = self.scale[j]
-            return j, v
-        self._model.set_objective(g, 0.0)
-        v = self._model.solve_fast()
-        if v is None:
-            result = self._model.solve(want_duals=False)
-            if result.status in ("unbounded", "infeasible_or_unbounded"):
-                raise DflError("the feasible set is unbounded; Frank–Wolfe needs a polytope")
-            raise DflError(f"the linear oracle failed ({result.status})")
+        if self.kind == "blocks":
+            v = self.blocks.argmin(g)
+        elif self.kind == "l1":
+            v = self.l1.argmin(g)
+        else:
+            self._model.set_objective(g, 0.0)
+            v = self._model.solve_fast()
+            if v is None:
+                result = self._model.solve(want_duals=False)
+                if result.status in ("unbounded", "infeasible_or_unbounded"):
+                    raise DflError("the feasible set is unbounded; Frank–Wolfe needs a polytope")
+                raise DflError(f"the linear oracle failed ({result.status})")
         return np.round(v, 12).tobytes(), v
+
+
+class _Blocks:
+    """{lb <= x <= ub, rl_r <= a_rᵀx <= ru_r} with disjoint rows of one-signed coefficients."""
+
+    def __init__(self, gid, coef, lb, ub, lo, hi) -> None:
+        self.gid, self.coef, self.lb, self.ub, self.lo, self.hi = gid, coef, lb, ub, lo, hi
+        self.member = gid >= 0
+        span = ub - lb
+        finite = np.concatenate([np.abs(lo[np.isfinite(lo)]), np.abs(hi[np.isfinite(hi)]),
+                                 (coef * span)[self.member & np.isfinite(span)]])
+        self.big = 2.0 * (finite.sum() if len(finite) else 1.0) + 1.0  # stands in for ∞ room
+
+    @staticmethod
+    def detect(A, rl, ru, lb, ub) -> _Blocks | None:
+        A = sp.csr_array(A)
+        m, n = A.shape
+        counts = np.diff(A.indptr)
+        if (counts == 0).any():
+            return None
+        coo = A.tocoo()
+        if np.bincount(coo.col, minlength=n).max(initial=0) > 1:
+            return None  # a variable in two rows
+        row_min = np.full(m, np.inf)
+        row_max = np.full(m, -np.inf)
+        np.minimum.at(row_min, coo.row, coo.data)
+        np.maximum.at(row_max, coo.row, coo.data)
+        if np.any((row_min < 0) & (row_max > 0)):
+            return None
+        flip = np.where(row_max < 0, -1.0, 1.0)  # a row of negative coefficients, negated
+        lo = np.where(flip > 0, rl, -ru)
+        hi = np.where(flip > 0, ru, -rl)
+        gid = np.full(n, -1)
+        gid[coo.col] = coo.row
+        coef = np.zeros(n)
+        coef[coo.col] = coo.data * flip[coo.row]
+        member = gid >= 0
+        if not np.all(np.isfinite(lb[member])):
+            return None
+        if not np.all(np.isfinite(lb[~member]) & np.isfinite(ub[~member])):
+            return None
+        shift = np.bincount(gid[member], weights=(coef * lb)[member], minlength=m)
+        span = (coef * (ub - lb))[member]
+        room = np.bincount(gid[member], weights=np.where(np.isfinite(span), span, 0.0),
+                           minlength=m)
+        open_rows = np.bincount(gid[member], weights=~np.isfinite(span), minlength=m) > 0
+        lo, hi = lo - shift, hi - shift
+        if np.any(~np.isfinite(hi) & open_rows):
+            return None  # unbounded: HiGHS says so
+        if np.any(hi < -1e-12) or np.any(~open_rows & (lo > room + 1e-12)):
+            return None  # empty: HiGHS says so
+        return _Blocks(gid, coef, lb, ub, lo, hi)
+
+    def argmin(self, g: np.ndarray) -> np.ndarray:
+        """Per row, the items by rising gradient per coefficient; fill the room a_rᵀ(x − lb)
+        up to the target: everything that pays (negative ratio), clipped into [lo, hi]."""
+        v = np.where(g > 0, self.lb, self.ub)
+        v[~self.member & (g == 0)] = self.lb[~self.member & (g == 0)]
+        idx = np.nonzero(self.member)[0]
+        if not len(idx):
+            return v
+        ratio = g[idx] / self.coef[idx]
+        order = idx[np.lexsort((ratio, self.gid[idx]))]
+        gid = self.gid[order]
+        weight = np.minimum(self.coef[order] * (self.ub[order] - self.lb[order]), self.big)
+        pays = np.bincount(gid, weights=np.where(g[order] < 0, weight, 0.0),
+                           minlength=len(self.lo))
+        target = np.clip(pays, self.lo, self.hi)
+        before = np.cumsum(weight) - weight
+        first = np.r_[0, np.nonzero(np.diff(gid))[0] + 1]
+        start = np.zeros(len(self.lo))
+        start[gid[first]] = before[first]
+        room = target[gid] - (before - start[gid])
+        step = np.clip(room / self.coef[order], 0.0, self.ub[order] - self.lb[order])
+        v[order] = self.lb[order] + step
+        return v
+
+
+class _L1:
+    """|x_i| <= s_i (rows s − x >= 0 and s + x >= 0), symmetric bounds on x, and a `blocks`
+    polytope over s; other variables boxed."""
+
+    def __init__(self, xs, ss, blocks, rest, lb, ub) -> None:
+        self.xs, self.ss, self.blocks, self.rest = xs, ss, blocks, rest
+        self.lb, self.ub = lb, ub
+
+    @staticmethod
+    def detect(form: LinearForm) -> _L1 | None:
+        A = sp.csr_array(form.A)
+        if A.shape[0] == 0:
+            return None
+        n = form.n
+        counts = np.diff(A.indptr)
+        pair = np.nonzero(counts == 2)[0]
+        if not len(pair):
+            return None
+        cols = A.indices[A.indptr[pair][:, None] + np.arange(2)]
+        vals = A.data[A.indptr[pair][:, None] + np.arange(2)]
+        # each pair row reads ±x_i + s_i >= 0 (or its negation); s is the column whose
+        # coefficient has the sign that makes the row a lower bound on s
+        lower = np.isfinite(form.rl[pair]) & ~np.isfinite(form.ru[pair]) & (form.rl[pair] == 0)
+        upper = ~np.isfinite(form.rl[pair]) & np.isfinite(form.ru[pair]) & (form.ru[pair] == 0)
+        if not np.all(lower | upper) or not np.allclose(np.abs(vals), np.abs(vals[:, :1])):
+            return None
+        sign = np.where(lower, 1.0, -1.0)[:, None] * vals  # as `>= 0` rows
+        if not np.all((sign > 0).any(1)):
+            return None
+        both = (sign > 0).all(1)  # s + x >= 0: which is s is decided by the partner row
+        s_of = np.where(sign[:, 0] > 0, cols[:, 0], cols[:, 1])
+        x_of = np.where(sign[:, 0] > 0, cols[:, 1], cols[:, 0])
+        minus = ~both
+        s_of[minus] = cols[minus][sign[minus] > 0]
+        x_of[minus] = cols[minus][sign[minus] < 0]
+        ss = np.unique(s_of[minus])
+        if len(ss) != minus.sum():
+            return None
+        x_for = dict(zip(s_of[minus].tolist(), x_of[minus].tolist(), strict=True))
+        s_for_both = np.where(np.isin(cols[both, 0], ss), cols[both, 0], cols[both, 1])
+        x_for_both = np.where(np.isin(cols[both, 0], ss), cols[both, 1], cols[both, 0])
+        if len(s_for_both) != len(ss) or set(s_for_both.tolist()) != set(ss.tolist()):
+            return None
+        if any(x_for[s] != x for s, x in zip(s_for_both.tolist(), x_for_both.tolist(),
+                                              strict=True)):
+            return None
+        xs = np.array([x_for[s] for s in ss.tolist()])
+        if len(np.unique(xs)) != len(xs) or np.intersect1d(xs, ss).size:
+            return None
+        rest_rows = np.setdiff1d(np.arange(A.shape[0]), pair)
+        sub = A[rest_rows]
+        if sub.nnz and not np.isin(sub.tocoo().col, ss).all():
+            return None
+        if not np.allclose(form.lb[xs], -form.ub[xs]) or np.any(form.lb[ss] < 0):
+            return None
+        # s_i is two items in its row: up to min(ub_s, ub_x) where x_i = ±s_i pays |∂x_i|,
+        # then the rest of s_i's range, which pays only ∂s_i (taken later: it costs more)
+        cap = np.minimum(form.ub[ss], form.ub[xs])
+        beyond = np.zeros(len(ss))
+        np.subtract(form.ub[ss], cap, out=beyond, where=cap < form.ub[ss])
+        blocks = _Blocks.detect(sp.hstack([sub[:, ss], sub[:, ss]]), form.rl[rest_rows],
+                                form.ru[rest_rows], np.zeros(2 * len(ss)),
+                                np.concatenate([cap, beyond]))
+        rest = np.setdiff1d(np.arange(n), np.concatenate([xs, ss]))
+        if blocks is None or not np.all(np.isfinite(form.lb[rest]) & np.isfinite(form.ub[rest])):
+            return None
+        return _L1(xs, ss, blocks, rest, form.lb, form.ub)
+
+    def argmin(self, g: np.ndarray) -> np.ndarray:
+        v = np.where(g > 0, self.lb, self.ub)
+        v[self.rest[g[self.rest] == 0]] = self.lb[self.rest[g[self.rest] == 0]]
+        gx, gs = g[self.xs], g[self.ss]
+        paired, extra = np.split(self.blocks.argmin(np.concatenate([gs - np.abs(gx), gs])), 2)
+        v[self.ss] = paired + extra
+        v[self.xs] = -np.sign(gx) * paired
+        return v
 
 
 def _without_objective(form: LinearForm) -> LinearForm:
@@ -82,7 +240,12 @@ def _without_objective(form: LinearForm) -> LinearForm:
 
 
 def frank_wolfe(form: LinearForm, *, variant: str = "pairwise", tol: float = 1e-6,
-                max_iter: int = 100_000, time_limit: float | None = None) -> dict:
+                max_iter: int = 100_000, time_limit: float | None = None,
+                trace: list | None = None) -> dict:
+    """Minimize ½xᵀPx + cᵀx over the form's polytope. Every variant stops on the same
+    certificate, the primal–dual gap f(x_t) − max_{s<=t} (f(x_s) − G_s) <= G_t, which bounds
+    f(x_t) − f* because each FW gap G_s bounds f(x_s) − f*. `trace`, when given, receives
+    (iteration, certified gap, seconds) per iteration."""
     if variant not in VARIANTS:
         raise DflError(f"unknown Frank–Wolfe variant `{variant}`",
                        hint="choose one of: " + ", ".join(VARIANTS))
@@ -99,19 +262,23 @@ def frank_wolfe(form: LinearForm, *, variant: str = "pairwise", tol: float = 1e-
     lipschitz = _lambda_max(P) if variant == "short" else None
     key, x = lmo(c)  # start at a vertex
     active = {key: [x.copy(), 1.0]}
-    g = grad(x)
-    g_prev = g
+    g = g_prev = grad(x)
     start = time.perf_counter()
-    gap = np.inf
+    lower, certified = -np.inf, np.inf
     it = 0
     for it in range(1, max_iter + 1):
-        look = 2 * g - g_prev if variant == "optimistic" else g
-        key, v = lmo(look)
-        gap = float(g @ (x - v)) if variant != "optimistic" else float(g @ (x - lmo(g)[1]))
-        if gap <= tol:
+        key, v = lmo(g)
+        fx = float(f(x))
+        lower = max(lower, fx - float(g @ (x - v)))
+        certified = max(fx - lower, 0.0)
+        if trace is not None:
+            trace.append((it - 1, certified, time.perf_counter() - start))
+        if certified <= tol:
             break
         if time_limit is not None and time.perf_counter() - start > time_limit:
             break
+        if variant == "optimistic":
+            key, v = lmo(2 * g - g_prev)
         if variant == "pairwise":
             away_key = max(active, key=lambda k: float(g @ active[k][0]))
             a, weight = active[away_key]
@@ -125,8 +292,8 @@ def frank_wolfe(form: LinearForm, *, variant: str = "pairwise", tol: float = 1e-
         if variant == "vanilla":
             gamma = 2.0 / (it + 2.0)
         elif variant == "short":
-            gamma = min(1.0, gap / (lipschitz * float(d @ d))) if lipschitz > 0 else 1.0
-        else:
+            gamma = min(1.0, -slope / (lipschitz * float(d @ d))) if lipschitz > 0 else 1.0
+        else:  # pairwise, primal-dual, optimistic: the short step on the curvature along d
             gamma = gamma_max if curvature <= 0 else min(gamma_max, max(0.0, -slope / curvature))
         x = x + gamma * d
         if variant == "pairwise":
@@ -135,8 +302,8 @@ def frank_wolfe(form: LinearForm, *, variant: str = "pairwise", tol: float = 1e-
             if active[away_key][1] <= 1e-15:
                 del active[away_key]
         g_prev, g = g, grad(x)
-    return {"x": x, "objective": float(f(x)), "gap": max(gap, 0.0), "iterations": it,
-            "converged": gap <= tol}
+    return {"x": x, "objective": float(f(x)), "gap": certified, "iterations": it,
+            "converged": certified <= tol}
 
 
 def _lambda_max(P: sp.csr_array) -> float:
