@@ -157,7 +157,9 @@ def train(
                      "param). Default: the model's shipped recipe MODEL.gen.yaml."),
     ] = None,
     test_file: Annotated[Path | None, typer.Option("--test", help="Test file (.npz).")] = None,
-    loss: Annotated[str, typer.Option(help="spo+ | pfyl | dpo | dbb | nce | mse")] = "spo+",
+    loss: Annotated[str, typer.Option(
+        help="spo+ | pfyl | dpo | dbb | nce | mse; for `uncertain` params: gen-dfl | nll | mse "
+        "| spo+")] = "spo+",
     predictor: Annotated[str, typer.Option(help="linear | mlp")] = "linear",
     epochs: Annotated[int, typer.Option(help="Passes over the training set.")] = 10,
     batch_size: Annotated[int, typer.Option("--batch-size", help="Samples per step.")] = 32,

@@ -25,13 +25,7 @@ class DFLData:
 
     @classmethod
     def from_arrays(cls, inst, arrays, source: str = "<arrays>") -> DFLData:
-        if "features" not in arrays:
-            raise DataError("a training file needs a `features` array (N × p)", filename=source)
-        features = np.asarray(arrays["features"], dtype=float)
-        if features.ndim != 2:
-            raise DataError(
-                f"`features` must be N × p, got shape {list(features.shape)}", filename=source
-            )
+        features = _features(arrays, source)
         n = len(features)
         if not inst.predicted:
             raise DataError("the model has no `predicted` param to train", filename=source,
@@ -83,3 +77,64 @@ class DFLData:
             None if self.w is None else self.w[idx],
             None if self.z is None else self.z[idx],
         )
+
+
+@dataclass
+class ScenarioData:
+    """Features and draws of the model's `uncertain` params: (N, S, K) with S >= 1 draws per
+    sample from the true p(ξ | x). Training reads the first draw (one observed outcome per
+    context); evaluation takes all S as the sample's true scenario set."""
+
+    features: np.ndarray  # (N, p)
+    draws: np.ndarray  # (N, S, K) the uncertain params' entries, in declaration order
+
+    def __len__(self) -> int:
+        return len(self.features)
+
+    @property
+    def observed(self) -> np.ndarray:
+        return self.draws[:, 0]
+
+    @classmethod
+    def from_arrays(cls, inst, arrays, source: str = "<arrays>") -> ScenarioData:
+        features = _features(arrays, source)
+        n = len(features)
+        parts = []
+        for entity in inst.uncertain:
+            if entity.name not in arrays:
+                raise DataError(
+                    f"the training file has no array for uncertain param `{entity.name}`",
+                    filename=source,
+                    hint=f"add `{entity.name}` with shape [N, {', '.join(map(str, entity.shape))}]"
+                         " (one draw per sample) or [N, S, ...] (S draws)",
+                )
+            values = np.asarray(arrays[entity.name], dtype=float)
+            size = int(np.prod(values.shape[1:])) if values.ndim > 1 else 1
+            if values.shape[:1] != (n,) or size % entity.size:
+                raise DataError(
+                    f"`{entity.name}` should have shape [N, {', '.join(map(str, entity.shape))}]"
+                    f" or [N, S, ...], got {list(values.shape)}", filename=source)
+            parts.append(values.reshape(n, size // entity.size, entity.size))
+        if len({p.shape[1] for p in parts}) > 1:
+            raise DataError("every uncertain param needs the same number of draws per sample",
+                            filename=source)
+        draws = np.concatenate(parts, axis=2)
+        if not np.all(np.isfinite(draws)) or not np.all(np.isfinite(features)):
+            raise DataError("the training file holds NaN or inf", filename=source)
+        return cls(features, draws)
+
+    @classmethod
+    def from_npz(cls, inst, path: str | Path) -> ScenarioData:
+        from ..data import load_data
+
+        return cls.from_arrays(inst, load_data(path).values, str(path))
+
+
+def _features(arrays, source: str) -> np.ndarray:
+    if "features" not in arrays:
+        raise DataError("a training file needs a `features` array (N × p)", filename=source)
+    features = np.asarray(arrays["features"], dtype=float)
+    if features.ndim != 2:
+        raise DataError(f"`features` must be N × p, got shape {list(features.shape)}",
+                        filename=source)
+    return features

@@ -14,9 +14,9 @@ from torch import nn
 
 from ..errors import DataError, DflError
 from ..model import load
-from .dataset import DFLData
+from .dataset import DFLData, ScenarioData
 from .recipe import find_recipe, run_generator
-from .trainer import Trainer, load_checkpoint
+from .trainer import ScenarioTrainer, Trainer, load_checkpoint
 
 
 def _instance_and_data(model_path: Path, data, train_file, test_file):
@@ -33,14 +33,15 @@ def _instance_and_data(model_path: Path, data, train_file, test_file):
     if data is None and generated is None:
         raise DflError("give the instance data with --data", filename=str(model_path))
     inst = model.bind(data if data is not None else generated[0].instance)
+    kind = ScenarioData if inst.uncertain and not inst.predicted else DFLData
     if generated is not None:
-        train = DFLData.from_arrays(inst, generated[0].arrays(), str(recipe.path))
-        test = DFLData.from_arrays(inst, generated[1].arrays(), str(recipe.path))
+        train = kind.from_arrays(inst, generated[0].arrays(), str(recipe.path))
+        test = kind.from_arrays(inst, generated[1].arrays(), str(recipe.path))
     else:
-        train = DFLData.from_npz(inst, train_file)
-        test = DFLData.from_npz(inst, test_file) if test_file is not None else None
+        train = kind.from_npz(inst, train_file)
+        test = kind.from_npz(inst, test_file) if test_file is not None else None
     if test_file is not None and generated is not None:
-        test = DFLData.from_npz(inst, test_file)
+        test = kind.from_npz(inst, test_file)
     if test is not None:
         _check_features(test, train.features.shape[1], test_file)
     return inst, train, test
@@ -61,6 +62,14 @@ def train_command(model_path: Path, data, train_file, test_file, *, loss: str, p
         if path is not None and suffix and Path(path).suffix.lower() != suffix:
             raise DflError(f"--plot writes a PNG file: {path} should end in {suffix}")
     inst, train, test = _instance_and_data(model_path, data, train_file, test_file)
+    if isinstance(train, ScenarioData):
+        return _train_scenarios(inst, train, test, loss=loss, epochs=epochs,
+                                batch_size=batch_size, lr=lr, device=device, seed=seed,
+                                save=save, plot=plot, console=console, progress=progress)
+    if loss in ("gen-dfl", "nll"):
+        raise DflError(f"--loss {loss} learns the distribution of `uncertain` params; this model "
+                       "has none", hint="mark them `: uncertain`, or use spo+, pfyl, dbb, nce, mse",
+                       filename=str(model_path))
     trainer = Trainer(
         inst, loss, predictor, epochs=epochs, batch_size=batch_size, lr=lr, optimizer=optimizer,
         weight_decay=weight_decay, cautious_wd=cautious_wd, device=device, seed=seed,
@@ -93,6 +102,44 @@ def train_command(model_path: Path, data, train_file, test_file, *, loss: str, p
     return result
 
 
+def _train_scenarios(inst, train: ScenarioData, test: ScenarioData | None, *, loss: str,
+                     epochs: int, batch_size: int, lr: float, device: str, seed: int, save, plot,
+                     console: Console, progress: bool) -> dict:
+    """`dfl train` for a model with `uncertain` params: a generative (or point) model of them,
+    decisions under the model's risk measure, the relative risk regret on the test set."""
+    if save is not None:
+        raise DflError("--save keeps predictors of `predicted` params; checkpoints of generative "
+                       "models are not supported yet")
+    trainer = ScenarioTrainer(inst, loss, epochs=epochs, batch_size=batch_size, lr=lr,
+                              device=device, seed=seed, console=console, progress=progress)
+    start = time.perf_counter()
+    history = trainer.fit(train, test, "test" if test is not None else "val")
+    elapsed = time.perf_counter() - start
+    objective = trainer.objective
+    on = test if test is not None else train
+    result = {
+        "regret": trainer.risk_regret(on),
+        "regret_on": "test" if test is not None else "train",
+        "metric": f"relative {objective.measure} regret",
+        "alpha": objective.alpha,
+        "scenarios": trainer.scenarios,
+        "true_scenarios": int(on.draws.shape[1]),
+        "loss": loss,
+        "epochs": epochs,
+        "time_s": round(elapsed, 4),
+        "time_per_epoch_s": round(float(np.mean([e["train_time_s"] for e in history.epochs])),
+                                  4),
+        "history": history.epochs,
+    }
+    if plot is not None:
+        from .plots import training_curve
+
+        training_curve(history.epochs, plot, title=f"{inst.model.name}: {loss}")
+        result["plot"] = str(plot)
+    _print_summary(result, console)
+    return result
+
+
 def _print_summary(result: dict, console: Console) -> None:
     table = Table(title="training", title_justify="left")
     table.add_column("epoch", justify="right")
@@ -104,6 +151,13 @@ def _print_summary(result: dict, console: Console) -> None:
         table.add_row(str(e["epoch"]), f"{e['loss']:.4f}",
                       "-" if regret is None else f"{regret:.4f}", f"{e['train_time_s']:.3f}")
     console.print(table)
+    if "metric" in result:
+        at = f" at α = {result['alpha']}" if result["alpha"] is not None else ""
+        console.print(
+            f"{result['metric']}{at} ({result['regret_on']}, {result['true_scenarios']} true "
+            f"scenarios per sample): [bold]{result['regret']:.4f}[/bold]   time: "
+            f"{result['time_s']:.2f} s ({result['time_per_epoch_s']:.3f} s/epoch)")
+        return
     console.print(
         f"normalized regret ({result['regret_on']}): [bold]{result['regret']:.4f}[/bold]   "
         f"train: {result['train_regret']:.4f}   time: {result['time_s']:.2f} s "
@@ -145,8 +199,10 @@ def generate_command(problem: str, out_file: Path, instance: Path | None, *, num
         args.update(grid=(rows, cols), noise_width=noise)
     elif problem == "knapsack":
         args.update(num_items=items, dim=dims, noise_width=noise)
-    elif problem == "portfolio":
+    elif problem in ("portfolio", "portfolio_cvar"):
         args.update(num_assets=assets, noise_level=noise)
+    elif problem == "energy":
+        args.update(noise=noise)
     data = run_generator(problem, args)
     if Path(out_file).suffix != ".npz":
         raise DflError(f"--out writes an .npz training file: {out_file}")

@@ -226,3 +226,188 @@ def load_checkpoint(path: str | Path, inst, predictor: nn.Module | None = None) 
     predictor.load_state_dict(state["state_dict"])
     predictor.eval()
     return predictor
+
+
+SCENARIO_LOSSES = ("gen-dfl", "nll", "mse", "spo+")
+
+
+class ScenarioTrainer:
+    """Fits a model of a model's `uncertain` params from features, for decisions under the
+    model's risk measure (Gen-DFL, Wang et al., ICLR 2026, arXiv 2502.05468):
+
+    * `gen-dfl`: a conditional flow fitted by NLL for `pretrain_epochs`, frozen as the proxy
+      whose scenarios give each sample's target decision w*; then `epochs` of
+      β · Gen-DFL loss + NLL (see `gen_dfl.GenDFLLoss`);
+    * `nll`: the two-stage flow — NLL only, then decide with S sampled scenarios;
+    * `mse`: a point forecast fitted by squared error, then decide with it as one scenario;
+    * `spo+`: a point forecast trained by SPO+ on the observed outcome, decided the same way.
+
+    Decisions solve the scenario problem with S scenarios per sample (`gen_dfl.ScenarioOracle`);
+    the metric is the relative regret of the model's risk objective over each test sample's
+    true scenario set (`gen_dfl.relative_risk_regret`).
+    """
+
+    def __init__(self, inst, loss: str = "gen-dfl", *, epochs: int = 10, batch_size: int = 32,
+                 lr: float = 1e-3, seed: int = 135, device: str = "cpu", scenarios: int = 16,
+                 beta: float = 10.0, generative: str = "flow", hidden: int = 128,
+                 pretrain_epochs: int | None = None, console: Console | None = None,
+                 progress: bool = True) -> None:
+        from .gen_dfl import ScenarioObjective
+
+        if loss not in SCENARIO_LOSSES:
+            raise DflError(f"unknown loss `{loss}` for a model with uncertain params",
+                           hint="use one of: " + ", ".join(SCENARIO_LOSSES))
+        if epochs < 1 or batch_size < 1 or lr <= 0 or scenarios < 1 or beta < 0:
+            raise DflError("epochs, batch size and scenarios must be >= 1, the learning rate > 0 "
+                           "and beta >= 0")
+        if device.startswith("cuda") and not torch.cuda.is_available():
+            raise DflError("--device cuda: no CUDA device is available here", hint="use cpu")
+        self.inst, self.loss_name = inst, loss
+        self.objective = ScenarioObjective(inst)
+        self.point = loss in ("mse", "spo+")
+        self.scenarios = 1 if self.point else scenarios
+        self.kind = "point" if self.point else generative
+        self.epochs, self.batch_size, self.lr, self.seed = epochs, batch_size, lr, seed
+        self.pretrain_epochs = epochs if pretrain_epochs is None else pretrain_epochs
+        self.beta, self.hidden = beta, hidden
+        self.device = torch.device(device)
+        self.console = console or Console(stderr=True)
+        self.show_progress = progress
+        self.history = History()
+        self.model: nn.Module | None = None
+        self._oracles: dict[int, object] = {}
+        self._best: dict[int, np.ndarray] = {}
+
+    # ------------------------------------------------------------------ solving
+    def oracle(self, n_scenarios: int):
+        """The scenario oracle for S scenarios (lifted once per S, then reused)."""
+        from .gen_dfl import ScenarioOracle
+
+        if n_scenarios not in self._oracles:
+            self._oracles[n_scenarios] = ScenarioOracle(self.inst, n_scenarios)
+        return self._oracles[n_scenarios]
+
+    def scenarios_for(self, features: np.ndarray, seed: int | None = None) -> torch.Tensor:
+        """S scenarios per feature row from the fitted model, (N, S, K), on the CPU."""
+        generator = torch.Generator(device=self.device).manual_seed(
+            self.seed + 1 if seed is None else seed)
+        self.model.eval()
+        with torch.no_grad():
+            x = torch.as_tensor(np.asarray(features), dtype=torch.float32, device=self.device)
+            xi = self.model.sample(x, self.scenarios, generator=generator)
+        self.model.train()
+        return xi.double().cpu()
+
+    def decide(self, features: np.ndarray) -> np.ndarray:
+        return self.oracle(self.scenarios).solve(self.scenarios_for(features))
+
+    def risk_regret(self, data) -> float:
+        """Relative regret of the model's risk objective on `data`'s true scenario sets."""
+        from .gen_dfl import relative_risk_regret
+
+        key = id(data)
+        if key not in self._best:
+            self._best[key] = self.oracle(data.draws.shape[1]).solve(data.draws)
+        return relative_risk_regret(self.objective, self.decide(data.features),
+                                    self._best[key], data.draws)
+
+    # ------------------------------------------------------------------ training
+    def fit(self, train, monitor=None, monitor_label: str = "val") -> History:
+        from .generative import make_generative
+
+        torch.manual_seed(self.seed)
+        x_all = torch.as_tensor(train.features, dtype=torch.float32)
+        y_all = torch.as_tensor(train.observed, dtype=torch.float32)
+        self.model = make_generative(self.kind, y_all.shape[1], x_all.shape[1], self.hidden)
+        self.model.fit_scaling(y_all)
+        self.model.to(self.device)
+        step = self._nll_step
+        if self.loss_name == "gen-dfl":
+            self._run(self.pretrain_epochs, x_all, y_all, self._nll_step, None, "nll", False)
+            step = self._gen_dfl_setup(train)
+        elif self.loss_name == "spo+":
+            step = self._spo_setup(train)
+        return self._run(self.epochs, x_all, y_all, step, monitor, monitor_label)
+
+    def _run(self, epochs: int, x_all, y_all, step, monitor, label: str, keep: bool = True
+             ) -> History:
+        optimizer = torch.optim.Adam(self.model.parameters(), lr=self.lr)
+        generator = torch.Generator().manual_seed(self.seed)
+        n = len(x_all)
+        batches = (n + self.batch_size - 1) // self.batch_size
+        progress = Progress(
+            TextColumn(f"[bold]{self.loss_name if keep else 'pretrain (nll)'} "
+                       "epoch {task.fields[epoch]}/{task.fields[of]}"),
+            BarColumn(), TextColumn("loss {task.fields[loss]:.4f}"),
+            TextColumn("{task.fields[label]} regret {task.fields[regret]}"),
+            TimeElapsedColumn(), console=self.console, disable=not self.show_progress)
+        with progress:
+            task = progress.add_task("train", total=epochs * batches, epoch=0, of=epochs,
+                                     loss=float("nan"), regret="-", label=label)
+            for epoch in range(1, epochs + 1):
+                start = time.perf_counter()
+                order = torch.randperm(n, generator=generator)
+                total = 0.0
+                for b in range(batches):
+                    idx = order[b * self.batch_size : (b + 1) * self.batch_size]
+                    loss = step(idx, x_all[idx].to(self.device), y_all[idx].to(self.device))
+                    if not torch.isfinite(loss):
+                        raise TrainingError(f"non-finite loss at epoch {epoch}, batch {b + 1}",
+                                            hint="lower the learning rate (--lr)")
+                    optimizer.zero_grad()
+                    loss.backward()
+                    optimizer.step()
+                    total += float(loss.detach()) * len(idx)
+                    progress.update(task, advance=1, epoch=epoch,
+                                    loss=total / min(n, (b + 1) * self.batch_size))
+                record = {"epoch": epoch, "loss": total / n,
+                          "train_time_s": time.perf_counter() - start}
+                if monitor is not None:
+                    record[f"{label}_regret"] = self.risk_regret(monitor)
+                    progress.update(task, regret=f"{record[f'{label}_regret']:.4f}")
+                if keep:
+                    self.history.epochs.append(record)
+        return self.history
+
+    def _nll_step(self, idx, x, y) -> torch.Tensor:
+        return self.model.nll(y, x)
+
+    def _gen_dfl_setup(self, train):
+        """Freeze the NLL fit as the proxy, solve each sample's target decision under its
+        scenarios once, and return the β · Gen-DFL + NLL step."""
+        import copy
+
+        from .gen_dfl import GenDFLLoss
+
+        proxy = copy.deepcopy(self.model).eval()
+        for p in proxy.parameters():
+            p.requires_grad_(False)
+        self.proxy = proxy
+        oracle = self.oracle(self.scenarios)
+        with torch.no_grad():
+            x = torch.as_tensor(train.features, dtype=torch.float32, device=self.device)
+            gen = torch.Generator(device=self.device).manual_seed(self.seed + 2)
+            targets = oracle.solve(proxy.sample(x, self.scenarios, generator=gen).double().cpu())
+        loss_fn = GenDFLLoss(self.objective, oracle, targets, seed=self.seed)
+        targets_t = torch.as_tensor(targets, dtype=torch.float64)
+        gen = torch.Generator(device=self.device).manual_seed(self.seed + 3)
+
+        def step(idx, x, y):
+            xi_hat = self.model.sample(x, self.scenarios, generator=gen).double().cpu()
+            dfl = loss_fn(xi_hat, targets_t[idx])
+            return self.beta * dfl.to(self.device) + self.model.nll(y, x)
+
+        return step
+
+    def _spo_setup(self, train):
+        from .gen_dfl import PointSPOPlus
+
+        oracle = self.oracle(1)
+        w_true = torch.as_tensor(oracle.solve(train.observed[:, None]), dtype=torch.float64)
+        loss_fn = PointSPOPlus(self.objective, oracle)
+
+        def step(idx, x, y):
+            xi_hat = self.model.point(x).double().cpu()
+            return loss_fn(xi_hat, y.double().cpu(), w_true[idx]).to(self.device)
+
+        return step

@@ -1,0 +1,430 @@
+"""Decisions under scenarios of `uncertain` params, and the Gen-DFL loss.
+
+Gen-DFL (Wang, Chen, Liang, Fioretto & Zhu, "Gen-DFL: Decision-Focused Generative Learning for
+Robust Decision Making", ICLR 2026, arXiv 2502.05468): draw S scenarios ξ̂_1..ξ̂_S from a
+conditional generative model, decide w(ξ̂) = argmin_w ρ_s[f(w, ξ̂_s)] for the model's risk
+aggregator ρ (`mean`, `cvar(α, ·)`, `worst`), and train the generator on
+
+    β · max_{w ∈ pool} ( ρ_s[f(w*, ξ̂_s)] - ρ_s[f(w, ξ̂_s)] )  +  NLL(ξ | x),
+
+the CVaR-regret of the target decision w* against a solution pool, where w* is the decision
+under scenarios of a frozen proxy flow fitted by NLL (the true p(ξ | x) being unknown).
+
+Three pieces live here:
+* `ScenarioObjective`: the model's objective as a torch function of decisions and scenarios
+  (exact empirical CVaR, differentiable in the scenarios), read off the compiled objective;
+* `ScenarioOracle`: the scenario problem for S scenarios compiled once by the scenario bridge,
+  with the scenario values entering as a recorded linear map θ = vec(Ξ) (a `LinearForm` with
+  θ-maps), solved batched on one warm HiGHS model;
+* the losses (`GenDFLLoss`, `PointSPOPlus`) and the metric (`relative_risk_regret`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import scipy.sparse as sp
+import torch
+from torch import nn
+
+from ..backends.highs import HighsModel
+from ..compile.bridges import bridge
+from ..compile.linear import LinearForm, assemble
+from ..errors import DflError
+from ..evaluate.nonlinear import NL
+from ..evaluate.poly import Poly
+
+RISK = ("mean", "cvar", "worst")
+
+
+def uncertain_columns(inst) -> np.ndarray:
+    """Columns of z holding the uncertain params' entries, in declaration order (ξ's order)."""
+    if not inst.uncertain:
+        raise DflError("the model has no `uncertain` param", filename=inst.model.filename,
+                       hint="mark the numbers a generative model samples with `: uncertain`")
+    if inst.predicted:
+        raise DflError("a model with both `predicted` and `uncertain` params can't be trained "
+                       "with the scenario losses yet", filename=inst.model.filename)
+    return np.concatenate([e.columns() for e in inst.uncertain])
+
+
+# ---------------------------------------------------------------------- objective
+class _Bilinear:
+    """Rows of a Poly that is bilinear in (x, ξ): a + Gx x + Gξ ξ + xᵀ H ξ + (ξ·ξ terms)."""
+
+    def __init__(self, poly: Poly, nx: int, unc: np.ndarray, what: str) -> None:
+        width, k = poly.width, len(unc)
+        xi_of = np.full(width, -1, dtype=np.int64)
+        xi_of[unc] = np.arange(k)
+        lin = poly.lin.tocoo()
+        r, c, v = lin.row, lin.col, lin.data
+        on_x = c < nx
+        self.a = torch.as_tensor(poly.const, dtype=torch.float64)
+        rows = poly.rows
+        gx = np.zeros((rows, nx))
+        np.add.at(gx, (r[on_x], c[on_x]), v[on_x])
+        gxi = np.zeros((rows, k))
+        np.add.at(gxi, (r[~on_x], xi_of[c[~on_x]]), v[~on_x])
+        h = np.zeros((rows, nx, k))
+        self.qxi = None
+        if poly.quad is not None and poly.quad.nnz:
+            q = poly.quad.tocoo()
+            a, b = poly.pairs[q.col, 0], poly.pairs[q.col, 1]
+            xa, xb = a < nx, b < nx
+            if (xa & xb).any():
+                raise DflError(f"{what} is quadratic in the decisions; the scenario losses need "
+                               "it linear in them")
+            mixed = xa ^ xb
+            var = np.where(xa, a, b)[mixed]
+            par = xi_of[np.where(xa, b, a)[mixed]]
+            np.add.at(h, (q.row[mixed], var, par), q.data[mixed])
+            both = ~xa & ~xb
+            if both.any():
+                self.qxi = (torch.as_tensor(q.row[both]), torch.as_tensor(xi_of[a[both]]),
+                            torch.as_tensor(xi_of[b[both]]),
+                            torch.as_tensor(q.data[both], dtype=torch.float64), rows)
+        self.gx = torch.as_tensor(gx)
+        self.gxi = torch.as_tensor(gxi)
+        self.h = torch.as_tensor(h)
+
+    def __call__(self, x: torch.Tensor, xi: torch.Tensor) -> torch.Tensor:
+        """x (B, P, nx) — or (P, nx), one pool shared by the batch — and ξ (B, S, K) ->
+        values (B, P, S, R)."""
+        dt = xi.dtype
+        if x.dim() == 2:
+            x = x.to(xi)
+            const = self.a.to(x) + x @ self.gx.to(x).T
+            xh = torch.einsum("pn,rnk->prk", x, self.h.to(x))
+            by_xi = self._by_xi(xi)
+            bil = torch.einsum("prk,bsk->bpsr", xh, xi)
+            return const[None, :, None, :] + by_xi[:, None, :, :] + bil
+        const = self.a.to(xi.device, dt) + torch.einsum("bpn,rn->bpr", x, self.gx.to(x))
+        xh = torch.einsum("bpn,rnk->bprk", x, self.h.to(x))
+        bil = torch.einsum("bprk,bsk->bpsr", xh, xi)
+        return const[:, :, None, :] + self._by_xi(xi)[:, None, :, :] + bil
+
+    def _by_xi(self, xi: torch.Tensor) -> torch.Tensor:
+        """The terms without x: Gξ ξ and the ξ·ξ products, (B, S, R)."""
+        by_xi = torch.einsum("bsk,rk->bsr", xi, self.gxi.to(xi))
+        if self.qxi is not None:
+            row, a, b, v, rows = self.qxi
+            terms = xi[..., a] * xi[..., b] * v.to(xi)
+            by_xi = by_xi + torch.zeros((*xi.shape[:2], rows), dtype=xi.dtype,
+                                        device=xi.device).index_add_(-1, row.to(xi.device), terms)
+        return by_xi
+
+
+def empirical_cvar(values: torch.Tensor, alpha: float, dim: int = -1) -> torch.Tensor:
+    """Upper-tail CVaR_α of S equally likely values: the mean of the worst (1-α)·S of them,
+    with a fractional weight on the boundary one — the exact optimum of Rockafellar & Uryasev's
+    min_η η + Σ_s (v_s - η)₊ / ((1-α) S) that the LP bridge solves."""
+    s = values.shape[dim]
+    k = (1.0 - alpha) * s
+    top = torch.sort(values, dim=dim, descending=True).values
+    weights = (k - torch.arange(s, dtype=values.dtype, device=values.device)).clamp(0.0, 1.0)
+    shape = [1] * values.dim()
+    shape[dim] = s
+    return (top * weights.reshape(shape)).sum(dim) / k
+
+
+class ScenarioObjective:
+    """The model's objective as a function of decisions x and a scenario set Ξ, in the
+    canonical (minimized) sense: sign × [mean_s f0(x, ξ_s) + Σ_t w_t ρ_t(L_t(x, ξ_s))].
+
+    Read from the compiled objective (the same polynomials the bridge turns into an LP), so the
+    LP's optimal value and `value` agree on every scenario set."""
+
+    def __init__(self, inst) -> None:
+        self.unc = uncertain_columns(inst)
+        self.nx, self.k = inst.n_vars, len(self.unc)
+        ex = inst.compile()
+        self.sign = 1.0 if ex.sense == "minimize" else -1.0
+        objective = ex.objective
+        poly = objective.poly if isinstance(objective, NL) else objective
+        self.base = _Bilinear(poly, self.nx, self.unc, "the objective")
+        self.terms = []
+        for matrix, node in objective.terms if isinstance(objective, NL) else []:
+            if node.name not in RISK or not isinstance(node.args[0], Poly):
+                raise DflError(f"`{node.name}` in the objective: the scenario losses take "
+                               "objectives built from mean/cvar/worst of polynomial losses",
+                               filename=inst.model.filename)
+            weights = np.asarray(matrix.toarray()).ravel()
+            alpha = float(node.param) if node.name == "cvar" else None
+            self.terms.append((torch.as_tensor(weights), node.name, alpha,
+                               _Bilinear(node.args[0], self.nx, self.unc, f"`{node.name}`")))
+        cvars = [t[2] for t in self.terms if t[1] == "cvar"]
+        self.alpha = cvars[0] if cvars else None
+        self.measure = "CVaR" if cvars else ("worst-case" if any(
+            t[1] == "worst" for t in self.terms) else "expected")
+
+    def value(self, x: torch.Tensor, xi: torch.Tensor, *, pool: bool = False) -> torch.Tensor:
+        """Canonical objective of decisions under scenario sets ξ (B, S, K): x (B, nx) -> (B,);
+        x (B, P, nx) -> (B, P); with `pool`, x (P, nx) is shared by the batch -> (B, P)."""
+        single = x.dim() == 2 and not pool
+        x = x[:, None] if single else x
+        total = self.base(x, xi).mean(2).sum(-1)
+        for weights, name, alpha, loss in self.terms:
+            values = loss(x, xi)  # (B, P, S, R)
+            w = weights.to(values)
+            upper = w * self.sign >= 0  # a minimized loss risks its upper tail
+            oriented = torch.where(upper, values, -values)
+            if name == "mean":
+                agg = oriented.mean(2)
+            elif name == "worst":
+                agg = oriented.max(2).values
+            else:
+                agg = empirical_cvar(oriented, alpha, dim=2)
+            total = total + (torch.where(upper, agg, -agg) * w).sum(-1)
+        out = self.sign * total
+        return out[:, 0] if single else out
+
+    def point_cost(self, xi: torch.Tensor) -> torch.Tensor:
+        """Canonical cost vector over x for one scenario per row, ξ (B, K) -> (B, nx): with a
+        single scenario every aggregator is the loss itself, linear in x."""
+        x = torch.zeros((len(xi), self.nx), dtype=xi.dtype, device=xi.device,
+                        requires_grad=True)
+        value = self.value(x, xi[:, None]).sum()
+        (grad,) = torch.autograd.grad(value, x, create_graph=True)
+        return grad
+
+
+# ---------------------------------------------------------------------- oracle
+class _WarmHighs(HighsModel):
+    """A HiGHS model whose θ-dependent numbers are replaced in place; an LP keeps its basis so
+    the next solve starts warm."""
+
+    def set_theta(self, theta: np.ndarray) -> None:
+        basis = None if self.form.is_mip else self.h.getBasis()
+        self._load(theta)
+        if basis is not None and basis.valid:
+            self.h.setBasis(basis)
+
+
+class ScenarioOracle:
+    """argmin_x of the scenario problem for S scenarios per sample, batched.
+
+    The scenario bridge fixes uncertain params at numbers; the compiled form is affine in them,
+    so the map Ξ -> (c, A, row bounds) is recorded once by probing the bridge (a few builds; see
+    `lift`) and every sample after that only changes numbers in the loaded HiGHS model."""
+
+    def __init__(self, inst, n_scenarios: int, *, time_limit: float | None = None) -> None:
+        self.inst, self.s = inst, int(n_scenarios)
+        self.unc = uncertain_columns(inst)
+        self.k = len(self.unc)
+        self.form = lift(inst, self.s)
+        self.nx = inst.n_vars
+        self._model = _WarmHighs(self.form, theta=np.zeros(self.form.n_theta),
+                                 time_limit=time_limit)
+        self.solver_calls = 0
+
+    def solve(self, xi) -> np.ndarray:
+        """ξ (B, S, K) -> decisions x (B, nx)."""
+        xi = np.asarray(xi.detach().cpu().double().numpy() if isinstance(xi, torch.Tensor)
+                        else xi, dtype=float)
+        if xi.ndim != 3 or xi.shape[1:] != (self.s, self.k):
+            raise ValueError(f"scenarios must be (B, {self.s}, {self.k}), got {xi.shape}")
+        if not np.all(np.isfinite(xi)):
+            raise FloatingPointError("non-finite scenarios reached the solver")
+        out = np.empty((len(xi), self.nx))
+        for i, theta in enumerate(xi.reshape(len(xi), -1)):
+            self._model.set_theta(theta)
+            x = self._model.solve_fast()
+            if x is None:
+                status = self._model.solve(want_duals=False).status
+                raise DflError(f"the scenario problem has no solution (status {status})")
+            out[i] = x[: self.nx]
+            self.solver_calls += 1
+        return out
+
+
+def lift(inst, n_scenarios: int, seed: int = 0) -> LinearForm:
+    """The scenario problem's LinearForm with θ = vec(Ξ) (scenario-major, S × K).
+
+    Built by probing the bridge, which is affine in the scenario values: a base point, one
+    probe per scenario (which outputs each scenario reaches) and one per param entry (their
+    coefficients) recover the map when each output depends on one scenario or on all of them
+    through their mean (what the bridge's copies and averages produce); a random point checks
+    the map, and if it fails every (scenario, entry) pair is probed instead."""
+    s, unc = int(n_scenarios), uncertain_columns(inst)
+    k = len(unc)
+    rng = np.random.default_rng(seed)
+    base = rng.uniform(0.5, 1.5, (s, k))
+    probe = _Prober(inst, s, rng)
+    out0 = probe(base)
+    jac = _separable_jacobian(probe, base, out0, rng)
+    check = rng.uniform(0.5, 1.5, (s, k))
+    if jac is None or not _agrees(probe, jac, base, out0, check):
+        jac = sp.csc_array(np.stack([probe(base + _unit(s, k, j)) - out0
+                                     for j in range(s * k)], axis=1))
+    return probe.form(out0 - jac @ base.ravel(), jac)
+
+
+def _unit(s: int, k: int, j: int) -> np.ndarray:
+    e = np.zeros(s * k)
+    e[j] = 1.0
+    return e.reshape(s, k)
+
+
+def _agrees(probe, jac, base, out0, point) -> bool:
+    predicted = out0 + jac @ (point - base).ravel()
+    actual = probe(point)
+    return bool(np.allclose(predicted, actual, rtol=1e-8, atol=1e-8 * (1 + np.abs(actual).max())))
+
+
+def _separable_jacobian(probe, base, out0, rng) -> sp.csc_array | None:
+    s, k = base.shape
+    dep = np.zeros((len(out0), s), dtype=bool)
+    for i in range(s):
+        shifted = base.copy()
+        shifted[i] += rng.uniform(0.5, 1.5, k)
+        dep[:, i] = ~np.isclose(probe(shifted), out0, rtol=1e-12, atol=1e-12)
+    count = dep.sum(1)
+    if ((count > 1) & (count < s)).any():
+        return None
+    per_entry = np.stack([probe(base + np.outer(np.ones(s), np.eye(k)[j])) - out0
+                          for j in range(k)], axis=1)  # (outputs, K): Σ_s J[e, (s, j)]
+    rows, cols, vals = [], [], []
+    for scen in range(s):
+        mask = dep[:, scen] & (count == 1) if s > 1 else count >= 1
+        shared = dep[:, scen] & (count == s) & (s > 1)
+        e1, j1 = np.nonzero(per_entry * mask[:, None])
+        e2, j2 = np.nonzero(per_entry * shared[:, None])
+        rows += [e1, e2]
+        cols += [scen * k + j1, scen * k + j2]
+        vals += [per_entry[e1, j1], per_entry[e2, j2] / s]
+    return sp.csc_array((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+                        shape=(len(out0), s * k))
+
+
+class _Prober:
+    """Builds the bridged form at a given scenario matrix and flattens its numbers into one
+    vector over a fixed layout: c, c0, row shifts, then A's entries on a fixed pattern."""
+
+    def __init__(self, inst, s: int, rng: np.random.Generator) -> None:
+        self.inst, self.s = inst, s
+        self.entities = inst.uncertain
+        self.sizes = [e.size for e in self.entities]
+        self.expanded = inst.compile()
+        k = sum(self.sizes)
+        first = self._build(rng.uniform(0.5, 1.5, (s, k)))
+        self.template = first
+        self.finite_lo = np.isfinite(first.rl)
+        # A's pattern: every entry the scenario values could touch (the union of the patterns
+        # at two generic points, so no accidental zero hides one)
+        other = self._build(rng.uniform(0.5, 1.5, (s, k)))
+        pattern = (abs(first.A) + abs(other.A)).tocoo()
+        self.a_rows, self.a_cols = pattern.row.astype(np.int64), pattern.col.astype(np.int64)
+
+    def _build(self, xi: np.ndarray) -> LinearForm:
+        """The bridged form at Ξ; the instance's own scenarios are put back afterwards."""
+        saved = [e.extra.get("scenarios") for e in self.entities]
+        at = 0
+        try:
+            for e, size in zip(self.entities, self.sizes, strict=True):
+                e.extra["scenarios"] = xi[:, at : at + size]
+                at += size
+            return assemble(bridge(self.expanded, self.inst), self.inst)
+        finally:
+            for e, value in zip(self.entities, saved, strict=True):
+                if value is None:
+                    e.extra.pop("scenarios", None)
+                else:
+                    e.extra["scenarios"] = value
+
+    def __call__(self, xi: np.ndarray) -> np.ndarray:
+        form = self._build(xi)
+        shift = np.where(self.finite_lo, form.rl, np.where(np.isfinite(form.ru), form.ru, 0.0))
+        a = np.asarray(form.A.tocsr()[self.a_rows, self.a_cols]).ravel()
+        return np.concatenate([form.c, [form.c0], shift, a])
+
+    def form(self, out: np.ndarray, jac: sp.csc_array) -> LinearForm:
+        """The LinearForm at Ξ = 0 with the θ-maps from `jac` (θ = vec(Ξ))."""
+        t = self.template
+        n, m = t.n, t.m
+        jac = sp.csr_array(jac)
+        c, c0 = out[:n], float(out[n])
+        shift = out[n + 1 : n + 1 + m]
+        a = out[n + 1 + m :]
+        gap = np.where(self.finite_lo & np.isfinite(t.ru), t.ru - t.rl, np.inf)
+        rl = np.where(self.finite_lo, shift, -np.inf)
+        ru = np.where(self.finite_lo, shift + gap, np.where(np.isfinite(t.ru), shift, np.inf))
+        a_jac = jac[n + 1 + m :].tocoo()
+        return dataclasses.replace(
+            t, n_theta=jac.shape[1], c=c, c0=c0,
+            A=sp.csr_array((a, (self.a_rows, self.a_cols)), shape=(m, n)),
+            rl=rl, ru=ru, c_theta=jac[:n].tocsr(), c0_theta=jac[[n]].toarray().ravel(),
+            row_theta=-jac[n + 1 : n + 1 + m].tocsr(),
+            a_theta=(self.a_rows[a_jac.row], self.a_cols[a_jac.row],
+                     a_jac.col.astype(np.int64), a_jac.data.astype(float)),
+        )
+
+
+# ---------------------------------------------------------------------- losses and metric
+class GenDFLLoss(nn.Module):
+    """The paper's decision loss (Gen-DFL, Wang et al. 2026, the contrastive CVaR-regret with a
+    solution pool): for generated scenarios Ξ̂ of each sample and its target decision w*,
+
+        ℓ(Ξ̂) = max_{w ∈ pool} ( F(w*, Ξ̂) - F(w, Ξ̂) ),   F = the model's risk objective,
+
+    which is >= 0 once w* is in the pool and reaches 0 when the generated scenarios make w* the
+    best decision of the pool. The gradient flows through Ξ̂ into the generator. With
+    `solve_ratio`, that fraction of the steps adds the decisions under Ξ̂ to the pool."""
+
+    def __init__(self, objective: ScenarioObjective, oracle: ScenarioOracle,
+                 pool: np.ndarray, solve_ratio: float = 1.0, seed: int = 0,
+                 reduction: str = "mean") -> None:
+        super().__init__()
+        if not 0 <= solve_ratio <= 1:
+            raise ValueError("solve_ratio must be in [0, 1]")
+        self.objective, self.oracle = objective, oracle
+        self.pool = np.unique(np.round(np.asarray(pool, dtype=float), 9), axis=0)
+        self.solve_ratio, self.reduction = solve_ratio, reduction
+        self.rng = np.random.default_rng(seed)
+
+    def forward(self, xi_hat: torch.Tensor, w_target: torch.Tensor) -> torch.Tensor:
+        if self.rng.random() < self.solve_ratio:
+            found = self.oracle.solve(xi_hat)
+            self.pool = np.unique(np.concatenate([self.pool, np.round(found, 9)]), axis=0)
+        pool = torch.as_tensor(self.pool, dtype=xi_hat.dtype, device=xi_hat.device)
+        target = self.objective.value(w_target.to(xi_hat), xi_hat)  # (B,)
+        others = self.objective.value(pool, xi_hat, pool=True)  # (B, P)
+        loss = (target[:, None] - others).max(1).values
+        return loss.mean() if self.reduction == "mean" else loss
+
+
+class PointSPOPlus(nn.Module):
+    """SPO+ (Elmachtoub & Grigas, Management Science 2022) on a point forecast ξ̂ of the
+    uncertain params: with one scenario the problem is linear in x with cost ĉ = c(ξ̂), and
+
+        ℓ = -min_w (2ĉ - c)ᵀw + 2ĉᵀw*(c) - z*(c),
+
+    where 2c(ξ̂) - c(ξ) = c(2ξ̂ - ξ) because c(·) is affine, so one solve per sample suffices."""
+
+    def __init__(self, objective: ScenarioObjective, oracle: ScenarioOracle) -> None:
+        super().__init__()
+        if oracle.s != 1:
+            raise ValueError("SPO+ decides with one (point) scenario")
+        self.objective, self.oracle = objective, oracle
+
+    def forward(self, xi_hat: torch.Tensor, xi: torch.Tensor, w_true: torch.Tensor
+                ) -> torch.Tensor:
+        w = torch.as_tensor(self.oracle.solve((2 * xi_hat - xi)[:, None]), dtype=xi_hat.dtype)
+        c_hat = self.objective.point_cost(xi_hat)
+        c = self.objective.point_cost(xi).detach()
+        w_true = w_true.to(c_hat)
+        loss = -((2 * c_hat - c) * w).sum(-1) + 2 * (c_hat * w_true).sum(-1) - (c * w_true).sum(-1)
+        return loss.mean()
+
+
+def relative_risk_regret(objective: ScenarioObjective, decisions: np.ndarray,
+                         best: np.ndarray, xi_true: np.ndarray) -> float:
+    """Σ_i [F(ŵ_i, Ξ_i) - F(w*_i, Ξ_i)] / Σ_i |F(w*_i, Ξ_i)| over the true scenario sets Ξ_i,
+    F the model's risk objective (the relative CVaR regret at the model's α for a `cvar`
+    model; normalized as PyEPO normalizes regret)."""
+    xi = torch.as_tensor(np.asarray(xi_true, dtype=float))
+    with torch.no_grad():
+        f_hat = objective.value(torch.as_tensor(decisions, dtype=torch.float64), xi)
+        f_best = objective.value(torch.as_tensor(best, dtype=torch.float64), xi)
+    regret = (f_hat - f_best).clamp_min(0.0).sum()
+    return float(regret / (f_best.abs().sum() + 1e-7))
