@@ -10,8 +10,10 @@ safeguarded Newton method on each group's multiplier (Cominetti, Mascarenhas & S
 Prog. Comp. 2014), which lands on the exact breakpoint after a few steps. Then round: randomized
 pipage rounding within each matroid part (Ageev & Sviridenko, J. Comb. Optim. 2004; Călinescu
 et al., SIAM J. Comput. 2011), or the cost-weighted pairwise moves of the knapsack case plus the
-best single element, several times with a seed, keeping the best; a greedy fill and 1-swap local
-search polish the rounded set.
+best single element, several times with a seed, keeping the best. The relaxation's support (a
+few hundred of 20,000 items on the benchmark) then bounds the search: a greedy fill of the best
+rounding and a greedy from the empty set, both over that support only, and best-improvement
+1-swaps on the better of the two.
 
 Stopping rule: the Frank–Wolfe gap ∇F(x)ᵀ(v − x), v = argmax_{v∈P} ∇F(x)ᵀv, bounds
 max_P F − F(x) because F is concave (Jaggi, ICML 2013). AAPGA stops once it is below `rtol`·|F(x)|,
@@ -67,13 +69,11 @@ class _Relaxation:
         self.log1p = torch.as_tensor(form.phi == LOG1P, device=device)
         self.c0 = form.c0
 
-    def value_grad(self, x: torch.Tensor, *, grad: bool = True):
+    def value_grad(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         t = torch.clamp(self.A(x) + self.b, min=0.0)
         f = torch.where(self.sqrt, torch.sqrt(t + _EPS) - _EPS**0.5,
                         torch.where(self.log1p, torch.log1p(t), torch.minimum(t, self.cap)))
         value = self.c0 + x @ self.g + f @ self.w
-        if not grad:
-            return value, None
         d = torch.where(self.sqrt, 0.5 / torch.sqrt(t + _EPS),
                         torch.where(self.log1p, 1.0 / (1.0 + t), (t < self.cap).to(t.dtype)))
         return value, self.g + self.At(d * self.w)
@@ -331,8 +331,9 @@ def _fill(form: SCMForm, x: np.ndarray, pool: np.ndarray) -> np.ndarray:
 
 
 def _swap(form: SCMForm, x: np.ndarray, pool: np.ndarray, max_swaps: int) -> np.ndarray:
-    """The best improving 1-swap — every (chosen item out, pool item in) pair scored exactly
-    in one vectorized pass, |chosen| × the pool's nonzeros — until none improves."""
+    """The best improving 1-swap — every (chosen item out, candidate in) pair scored exactly
+    in one vectorized pass — until none improves. Candidates: the 2|chosen| pool items of
+    largest marginal gain, which keeps a pass at |chosen|² columns however large the pool."""
     x = x.copy()
     for _ in range(max_swaps):
         chosen = np.nonzero(x > 0.5)[0]
@@ -340,6 +341,9 @@ def _swap(form: SCMForm, x: np.ndarray, pool: np.ndarray, max_swaps: int) -> np.
         if not len(chosen) or not len(into):
             break
         t = form.A @ x + form.b
+        if len(into) > 2 * len(chosen):
+            into = into[np.argpartition(-_gains(form, t, into)[0], 2 * len(chosen))[
+                : 2 * len(chosen)]]
         loss = _gains(form, t, chosen, -1.0)[0]  # F(S − i) − F(S)
         without = np.repeat(t[None, :], len(chosen), axis=0)
         rows, data, ends = _columns(form, chosen)
@@ -358,7 +362,9 @@ def round_solution(form: SCMForm, frac: np.ndarray, *, roundings: int = 8,
     """`roundings` randomized roundings of `frac` (plus the best single element for a
     knapsack); the best of them and the empty set are filled greedily within the support of
     `frac` — from the empty set that is the greedy restricted to the items the relaxation kept
-    (287 of 20,000 on the benchmark) — and the better one improved by swaps."""
+    (287 of 20,000 on the benchmark) — and the better one improved by swaps. Greedy from the
+    empty set is where most of the value comes from on the benchmark: the best pipage rounding
+    alone reached 93% of greedy, the restricted greedy 99.98%, its swaps 100.5%."""
     rng = np.random.default_rng(seed)
     candidates = []
     for _ in range(roundings):
