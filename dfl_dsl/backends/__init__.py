@@ -11,6 +11,7 @@ REGISTRY: dict[str, tuple[str, frozenset[str]]] = {
     "cvxpy": ("cvxpy_backend", frozenset({"LP", "MILP", "QP", "SOCP"})),
     "aapga": ("aapga", frozenset({"SCM"})),
     "fw": ("fw", frozenset({"SMOOTH-POLYTOPE"})),
+    "obcd": ("obcd", frozenset({"STIEFEL"})),
     "flexqp": ("flexqp", frozenset({"QP", "LP"})),
 }
 

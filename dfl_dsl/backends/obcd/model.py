@@ -1,0 +1,162 @@
+"""f in torch for OBCD: values, gradients kept up to date, and each pair's smooth model.
+
+Replacing rows B = (p, q) of X by V·X_B changes X by Δ = E_B D, D = c·U + s·W − Z (Z = X_B;
+U, W fixed by the family, see `pair`). With f = ½ tr(Xᵀ C X R) + <G, X> + c0 the change is
+exactly <∇f_B, D> + ½ tr(Dᵀ C_BB D R): the "Kronecker form" Q of arXiv 2304.03641, which makes
+the pair's subproblem exact. For any other smooth f the majorizer <∇f_B, D> + ½ς‖D‖² with ς
+from f's curvature (Q = ςI) takes its place; since ‖D‖² is linear in V on O(2), both are
+trigonometric polynomials of degree <= 2 in θ.
+
+The gradient ∇f = C X R + G is updated after a step in O(n·|B|·r) from the changed rows only
+(the incremental update of the paper), not recomputed.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from ...compile.stiefel import KronQuadratic, StiefelForm, TorchSmooth
+
+
+def _families(x: torch.Tensor, y: torch.Tensor):
+    """(U, W) per family, stacked as (2, P, 2, r): rotation, then reflection."""
+    U = torch.stack([torch.stack([x, y], 1), torch.stack([x, -y], 1)])
+    W = torch.stack([torch.stack([y, -x], 1), torch.stack([y, x], 1)])
+    return U, W
+
+
+def pair_coefficients(x, y, gx, gy, M, R) -> torch.Tensor:
+    """(2, P, 5) trig coefficients of <Gf, D> + ½ Σ_ab M_ab <D_a, (D R)_b>, per family.
+
+    x, y, gx, gy: (P, r); M: (P, 2, 2) symmetric; R: (r, r) or None for the identity."""
+    Z = torch.stack([x, y], 1)
+    Gf = torch.stack([gx, gy], 1)
+    U, W = _families(x, y)
+    right = (lambda A: A) if R is None else (lambda A: A @ R)  # noqa: E731
+
+    def beta(A, B):
+        return (M * (A @ right(B).transpose(-1, -2))).sum((-1, -2))
+
+    def dot(A, B):
+        return (A * B).sum((-1, -2))
+
+    uu, ww, uw = beta(U, U), beta(W, W), beta(U, W)
+    a2 = 0.25 * (uu - ww)
+    b2 = 0.5 * uw
+    a1 = dot(Gf, U) - beta(U, Z)
+    b1 = dot(Gf, W) - beta(W, Z)
+    a0 = 0.25 * (uu + ww) + 0.5 * beta(Z, Z) - dot(Gf, Z)
+    return torch.stack([a0, a1, b1, a2, b2], -1)
+
+
+class KronModel:
+    """f = ½ tr(Xᵀ C X R) + <G, X> + c0 with CXR kept current; exact pair models."""
+
+    exact = True
+
+    def __init__(self, smooth: KronQuadratic, X: torch.Tensor) -> None:
+        as_t = lambda a: torch.as_tensor(a, dtype=X.dtype, device=X.device)  # noqa: E731
+        self.C, self.G, self.c0 = as_t(smooth.C), as_t(smooth.G), smooth.c0
+        eye = torch.eye(X.shape[1], dtype=X.dtype, device=X.device)
+        self.R = None if torch.equal(as_t(smooth.R), eye) else as_t(smooth.R)
+        self.reset(X)
+
+    def _right(self, A: torch.Tensor) -> torch.Tensor:
+        return A if self.R is None else A @ self.R
+
+    def reset(self, X: torch.Tensor) -> None:
+        self.X = X
+        self.CXR = self._right(self.C @ X)
+
+    def grad(self) -> torch.Tensor:
+        return self.CXR + self.G
+
+    def value(self) -> float:
+        X = self.X
+        return float(0.5 * (X * self.CXR).sum() + (self.G * X).sum() + self.c0)
+
+    def block_terms(self, idx: torch.Tensor):
+        """(Z, ∇f_B, M, R) of blocks idx (B, k): the model <∇f_B, D> + ½ Σ M_ab <D_a, (DR)_b>."""
+        return self.X[idx], self.grad()[idx], self.C[idx[:, :, None], idx[:, None, :]], self.R
+
+    def coefficients(self, p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
+        g = self.grad()
+        _, _, M, R = self.block_terms(torch.stack([p, q], 1))
+        return pair_coefficients(self.X[p], self.X[q], g[p], g[q], M, R)
+
+    def update(self, rows: torch.Tensor, new: torch.Tensor) -> None:
+        """X[rows] = new, and C X R with it, from the changed rows only."""
+        delta = new - self.X[rows]
+        self.X = self.X.index_copy(0, rows, new)
+        self.CXR = self.CXR + self.C[:, rows] @ self._right(delta)
+
+    def state(self) -> tuple:
+        return self.X, self.CXR
+
+    def restore(self, state: tuple) -> None:
+        self.X, self.CXR = state
+
+
+class TorchModel:
+    """Any smooth f by autograd; pair models majorized with ς·‖D‖², ς from f's curvature."""
+
+    exact = False
+
+    def __init__(self, smooth: TorchSmooth, X: torch.Tensor, sigma: float | None = None) -> None:
+        self.fn = smooth.fn
+        self.reset(X)
+        self.sigma = sigma if sigma is not None else self._estimate_curvature()
+
+    def reset(self, X: torch.Tensor) -> None:
+        self.X = X
+        Xg = X.detach().clone().requires_grad_(True)
+        val = self.fn(Xg)
+        (g,) = torch.autograd.grad(val, Xg)
+        self._value, self._grad = float(val.detach()), g
+
+    def grad(self) -> torch.Tensor:
+        return self._grad
+
+    def value(self) -> float:
+        return self._value
+
+    def _estimate_curvature(self, steps: int = 30) -> float:
+        """λ_max of ∇²f at X by power iteration on Hessian-vector products (a local
+        estimate; `solver` doubles ς whenever a step fails to decrease F)."""
+        X = self.X.detach().clone().requires_grad_(True)
+        (g,) = torch.autograd.grad(self.fn(X), X, create_graph=True)
+        v = torch.randn(X.shape, dtype=X.dtype, device=X.device,
+                        generator=torch.Generator(X.device).manual_seed(0))
+        lam = 0.0
+        for _ in range(steps):
+            v = v / v.norm().clamp_min(1e-300)
+            (hv,) = torch.autograd.grad(g, X, v, retain_graph=True)
+            lam = float((v * hv).sum())
+            v = hv
+        return max(abs(lam), 1e-12)
+
+    def block_terms(self, idx: torch.Tensor):
+        g = self._grad
+        k = idx.shape[1]
+        M = self.sigma * torch.eye(k, dtype=g.dtype, device=g.device).expand(len(idx), k, k)
+        return self.X[idx], g[idx], M, None
+
+    def coefficients(self, p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
+        g = self._grad
+        _, _, M, _ = self.block_terms(torch.stack([p, q], 1))
+        return pair_coefficients(self.X[p], self.X[q], g[p], g[q], M, None)
+
+    def update(self, rows: torch.Tensor, new: torch.Tensor) -> None:
+        self.reset(self.X.index_copy(0, rows, new))
+
+    def state(self) -> tuple:
+        return self.X, self._value, self._grad
+
+    def restore(self, state: tuple) -> None:
+        self.X, self._value, self._grad = state
+
+
+def make_model(form: StiefelForm, X: torch.Tensor):
+    if isinstance(form.smooth, KronQuadratic):
+        return KronModel(form.smooth, X)
+    return TorchModel(form.smooth, X)

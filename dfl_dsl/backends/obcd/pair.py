@@ -1,0 +1,206 @@
+"""The exact k = 2 subproblem of OBCD, batched over disjoint row pairs.
+
+For rows x, y of X and V ∈ O(2) — a rotation [[c, s], [−s, c]] or a reflection
+[[c, s], [s, −c]] by θ — the new rows are x' = c·x + s·y and y' = ±(c·y − s·x). The smooth part
+of each pair's subproblem (exact for a C ⊗ R quadratic, majorized otherwise) is a trigonometric
+polynomial of degree 2 in θ,
+
+    φ(θ) = a0 + a1 cos θ + b1 sin θ + a2 cos 2θ + b2 sin 2θ,
+
+and h = λ₁‖·‖₁ + λ₀‖·‖₀ + ι(· >= 0) of the new rows changes only where an entry of x' or y'
+crosses zero: the 4r breakpoints θ with c·x_j + s·y_j = 0 or c·y_j − s·x_j = 0 split the circle
+into arcs, on each of which h is linear in (cos θ, sin θ) (L1), constant (L0), or 0 / +∞
+(nonnegativity). So the global minimizer is a breakpoint or a stationary point of its arc's
+degree-2 trigonometric polynomial — a root of a quartic in z = e^{iθ} (the breakpoint search of
+arXiv 2304.03641, §4, written in θ rather than t = tan θ). Every candidate is evaluated with the
+true subproblem objective, so spurious candidates are harmless and the answer is the global
+minimum over O(2).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+SNAP = 1e-13  # |entry| below this after a rotation is a zero (rounding at a breakpoint)
+_CHUNK = 4_000_000  # candidate entries evaluated at once
+
+
+@dataclass
+class PairStep:
+    theta: torch.Tensor  # (P,)
+    reflect: torch.Tensor  # (P,) bool
+    delta: torch.Tensor  # (P,) change of the subproblem objective (<= 0)
+    x: torch.Tensor  # (P, r) new rows
+    y: torch.Tensor
+
+
+def h_rows(v: torch.Tensor, l1: float, l0: float, nonneg: bool) -> torch.Tensor:
+    """h summed over the last axis."""
+    out = torch.zeros(v.shape[:-1], dtype=v.dtype, device=v.device)
+    if l1:
+        out = out + l1 * v.abs().sum(-1)
+    if l0:
+        out = out + l0 * (v != 0).sum(-1).to(v.dtype)
+    if nonneg:
+        out = torch.where((v < 0).any(-1), torch.full_like(out, float("inf")), out)
+    return out
+
+
+def rotate(x: torch.Tensor, y: torch.Tensor, theta: torch.Tensor, reflect: torch.Tensor):
+    """New rows for angles theta (broadcast against x[..., None, :]), zeros snapped."""
+    c, s = torch.cos(theta)[..., None], torch.sin(theta)[..., None]
+    nx = c * x + s * y
+    ny = c * y - s * x
+    ny = torch.where(reflect[..., None], -ny, ny)
+    snap = lambda v: torch.where(v.abs() <= SNAP, torch.zeros_like(v), v)  # noqa: E731
+    return snap(nx), snap(ny)
+
+
+def trig(coef: torch.Tensor, theta: torch.Tensor) -> torch.Tensor:
+    """φ(θ) for coef (..., 5) = [a0, a1, b1, a2, b2] and theta (..., K)."""
+    a0, a1, b1, a2, b2 = (coef[..., i, None] for i in range(5))
+    return (a0 + a1 * torch.cos(theta) + b1 * torch.sin(theta) + a2 * torch.cos(2 * theta)
+            + b2 * torch.sin(2 * theta))
+
+
+def breakpoints(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """The 4r angles in [0, 2π) where an entry of x' or y' vanishes."""
+    first = torch.atan2(x, -y)  # (c, s) ∝ (−y, x): c·x + s·y = 0
+    second = torch.atan2(y, x)  # (c, s) ∝ (x, y): c·y − s·x = 0
+    both = torch.cat([first, first + torch.pi, second, second + torch.pi], dim=-1)
+    return torch.remainder(both, 2 * torch.pi)
+
+
+def _cbrt(v: torch.Tensor) -> torch.Tensor:
+    return torch.where(v == 0, v, torch.exp(torch.log(v) / 3))
+
+
+def _quartic_roots(a, c, d) -> torch.Tensor:
+    """Roots of z⁴ + a z³ + c z + d (complex, batched) by Ferrari's method with a Cardano
+    resolvent: a few dozen elementwise kernels instead of one 4 × 4 eigenproblem per arc."""
+    p = -3 * a * a / 8
+    q = c + a**3 / 8
+    r = d - a * c / 4 - 3 * a**4 / 256
+    # resolvent y³ + e y² + f y + g = 0 (Ferrari: (w² + y)² is then a perfect square)
+    e, f, g = -p / 2, -r, (4 * p * r - q * q) / 8
+    P = f - e * e / 3
+    Q = 2 * e**3 / 27 - e * f / 3 + g
+    root = torch.sqrt(Q * Q / 4 + P**3 / 27)
+    C1, C2 = _cbrt(-Q / 2 + root), _cbrt(-Q / 2 - root)
+    C = torch.where(C1.abs() >= C2.abs(), C1, C2)
+    safe = torch.where(C == 0, torch.ones_like(C), C)
+    omega = torch.tensor([1, complex(-0.5, 3**0.5 / 2), complex(-0.5, -(3**0.5) / 2)],
+                         dtype=a.dtype, device=a.device)
+    Ck = safe[..., None] * omega
+    u = torch.where((C == 0)[..., None], torch.zeros_like(Ck), Ck - P[..., None] / (3 * Ck))
+    y = u - e[..., None] / 3
+    s2 = 2 * y - p[..., None]
+    best = torch.argmax(s2.abs(), dim=-1, keepdim=True)
+    y, s2 = y.gather(-1, best)[..., 0], s2.gather(-1, best)[..., 0]
+    s = torch.sqrt(s2)
+    flat = s.abs() <= 1e-12 * (1 + p.abs() + r.abs().sqrt())
+    s_safe = torch.where(flat, torch.ones_like(s), s)
+    k1, k2 = y + q / (2 * s_safe), y - q / (2 * s_safe)
+    d1, d2 = torch.sqrt(s * s - 4 * k1), torch.sqrt(s * s - 4 * k2)
+    general = torch.stack([(s + d1) / 2, (s - d1) / 2, (-s + d2) / 2, (-s - d2) / 2], -1)
+    disc = torch.sqrt(p * p - 4 * r)  # biquadratic: w² = (−p ± √(p² − 4r)) / 2
+    w1, w2 = torch.sqrt((-p + disc) / 2), torch.sqrt((-p - disc) / 2)
+    bi = torch.stack([w1, -w1, w2, -w2], -1)
+    return torch.where(flat[..., None], bi, general) - a[..., None] / 4
+
+
+def _polish(coef: torch.Tensor, theta: torch.Tensor, steps: int = 3) -> torch.Tensor:
+    """Newton steps on φ'(θ) = 0 to recover the accuracy closed forms lose."""
+    a1, b1, a2, b2 = (coef[..., i, None] for i in range(1, 5))
+    for _ in range(steps):
+        c, s = torch.cos(theta), torch.sin(theta)
+        c2, s2 = torch.cos(2 * theta), torch.sin(2 * theta)
+        d1 = -a1 * s + b1 * c - 2 * a2 * s2 + 2 * b2 * c2
+        d2 = -a1 * c - b1 * s - 4 * a2 * c2 - 4 * b2 * s2
+        ok = d2.abs() > 1e-12 * (d1.abs() + 1e-300)
+        theta = torch.where(ok, theta - d1 / torch.where(ok, d2, torch.ones_like(d2)), theta)
+    return theta
+
+
+def stationary(coef: torch.Tensor) -> torch.Tensor:
+    """Angles where φ'(θ) = 0: the roots' arguments of the quartic
+    (b2 + i·a2) z⁴ + ((b1 + i·a1)/2) z³ + ((b1 − i·a1)/2) z + (b2 − i·a2) in z = e^{iθ}, plus the
+    sinusoid's minimizer atan2(−b1, −a1) (exact when a2 = b2 = 0, where the quartic
+    degenerates); Newton-polished."""
+    a1, b1, a2, b2 = coef[..., 1], coef[..., 2], coef[..., 3], coef[..., 4]
+    lead = torch.complex(b2, a2)
+    cubic, linear, const = (torch.complex(b1, a1) / 2, torch.complex(b1, -a1) / 2,
+                            torch.complex(b2, -a2))
+    scale = torch.stack([lead.abs(), cubic.abs(), const.abs()], -1).amax(-1)
+    degenerate = lead.abs() <= 1e-12 * scale
+    safe = torch.where(degenerate, torch.ones_like(lead), lead)
+    roots = _quartic_roots(cubic / safe, linear / safe, const / safe)
+    angles = torch.where(degenerate[..., None], torch.zeros_like(roots.real), torch.angle(roots))
+    sinusoid = torch.atan2(-b1, -a1)[..., None]
+    return _polish(coef, torch.cat([angles, sinusoid], dim=-1))
+
+
+def _arc_coefficients(x, y, cuts, l1: float):
+    """L1's (cos θ, sin θ) coefficients on each arc between sorted breakpoints (P, A)."""
+    ordered = torch.sort(cuts, dim=-1).values
+    nxt = torch.roll(ordered, -1, dims=-1)
+    nxt[..., -1] = nxt[..., -1] + 2 * torch.pi
+    mid = 0.5 * (ordered + nxt)
+    c, s = torch.cos(mid)[..., None], torch.sin(mid)[..., None]
+    xe, ye = x[..., None, :], y[..., None, :]
+    sig = torch.sign(c * xe + s * ye)  # signs of x' and (rotation) y' on each arc
+    tau = torch.sign(c * ye - s * xe)
+    ca = l1 * (sig * xe + tau * ye).sum(-1)
+    sa = l1 * (sig * ye - tau * xe).sum(-1)
+    return ca, sa
+
+
+def solve_pairs(x: torch.Tensor, y: torch.Tensor, coef: torch.Tensor, l1: float = 0.0,
+                l0: float = 0.0, nonneg: bool = False) -> PairStep:
+    """Globally minimize φ_family(θ) + h(x', y') − h(x, y) over O(2), for P pairs at once.
+
+    x, y: (P, r); coef: (2, P, 5), the trigonometric coefficients for rotations (0) and
+    reflections (1). V = I (rotation by 0, change 0) is always a candidate."""
+    P, r = x.shape
+    per_pair = 4 * r * (6 if l1 else 1) + 12
+    step = max(1, _CHUNK // max(1, per_pair * 2 * r))
+    if P > step:
+        parts = [solve_pairs(x[i:i + step], y[i:i + step], coef[:, i:i + step], l1, l0, nonneg)
+                 for i in range(0, P, step)]
+        return PairStep(*(torch.cat([getattr(p, f) for p in parts]) for f in
+                          ("theta", "reflect", "delta", "x", "y")))
+    cuts = breakpoints(x, y)
+    h_now = h_rows(torch.cat([x, y], -1), l1, l0, nonneg)
+    best = PairStep(torch.zeros(P, dtype=x.dtype, device=x.device),
+                    torch.zeros(P, dtype=torch.bool, device=x.device),
+                    torch.zeros(P, dtype=x.dtype, device=x.device), x, y)
+    if l1:
+        ca, sa = _arc_coefficients(x, y, cuts, l1)
+    for family in (0, 1):
+        c = coef[family]
+        if l1:
+            arcs = c[:, None, :].expand(P, ca.shape[1], 5).clone()
+            arcs[..., 1] += ca
+            arcs[..., 2] += sa
+            candidates = torch.cat([cuts, stationary(arcs).reshape(P, -1),
+                                    stationary(c)], dim=-1)
+        else:
+            candidates = torch.cat([cuts, stationary(c)], dim=-1)
+        reflect = torch.full(candidates.shape, bool(family), device=x.device)
+        nx, ny = rotate(x[:, None, :], y[:, None, :], candidates, reflect)
+        value = trig(c, candidates) + h_rows(torch.cat([nx, ny], -1), l1, l0, nonneg)
+        value = value - h_now[:, None]
+        k = torch.argmin(value, dim=-1)
+        v = value.gather(1, k[:, None])[:, 0]
+        better = v < best.delta
+        at = (torch.arange(P, device=x.device), k)
+        best = PairStep(
+            torch.where(better, candidates[at], best.theta),
+            torch.where(better, torch.tensor(bool(family), device=x.device), best.reflect),
+            torch.where(better, v, best.delta),
+            torch.where(better[:, None], nx[at], best.x),
+            torch.where(better[:, None], ny[at], best.y),
+        )
+    return best

@@ -1,0 +1,210 @@
+"""The OBCD iteration (Yuan, arXiv 2304.03641): rounds of disjoint row blocks, each replaced by
+V·X_B with V ∈ O(k) the global minimizer of its subproblem, so X stays on the Stiefel manifold
+up to rounding at every step.
+
+Disjoint pairs are solved together (one batched torch call) and applied together. With an exact
+block model the pairs' changes interact only through f's coupling C_{BB'}; the round is kept
+only if F decreases by at least a quarter of the predicted decrease, else the better half of
+the pairs is tried, down to one pair (whose model is exact, so it always succeeds). With a
+majorized model (ς from f's curvature) a failed round doubles ς instead.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from ...compile.stiefel import KronQuadratic, StiefelForm
+from ...errors import DflError
+from . import select
+from .blockk import solve_blocks
+from .model import make_model
+from .pair import h_rows, solve_pairs
+
+
+@dataclass
+class OBCDResult:
+    X: np.ndarray
+    objective: float
+    rounds: int
+    updates: int
+    converged: bool
+    orthogonality: float
+    history: list[tuple[float, float]] = field(default_factory=list)  # (seconds, F)
+
+
+def initial_point(form: StiefelForm, seed: int | None = None) -> np.ndarray:
+    """The r leading eigenvectors of f's quadratic when f = ½ tr(XᵀCX)·ρ + ... (the PCA
+    point), else a random orthonormal X; for `X >= 0` a disjoint-support point built from it."""
+    n, r = form.n, form.r
+    smooth = form.smooth
+    if isinstance(smooth, KronQuadratic) and np.allclose(smooth.R, smooth.R[0, 0] * np.eye(r)) \
+            and smooth.R[0, 0] != 0:
+        _, vecs = np.linalg.eigh(smooth.C * smooth.R[0, 0])
+        X = vecs[:, :r].copy()
+    else:
+        X, _ = np.linalg.qr(np.random.default_rng(seed).standard_normal((n, r)))
+    return disjoint_support(X) if form.nonneg else X
+
+
+def disjoint_support(X: np.ndarray) -> np.ndarray:
+    """A nonnegative orthonormal matrix: each row goes to the column where |X| is largest
+    (every column gets at least one row), entries 1/√(rows in the column)."""
+    n, r = X.shape
+    owner = np.argmax(np.abs(X), axis=1)
+    for j in range(r):  # r is small: give each empty column the strongest row of a big one
+        if not np.any(owner == j):
+            counts = np.bincount(owner, minlength=r)
+            donors = np.nonzero(counts[owner] > 1)[0]
+            owner[donors[np.argmax(np.abs(X[donors, j]))]] = j
+    out = np.zeros((n, r))
+    out[np.arange(n), owner] = 1.0
+    return out / np.sqrt(out.sum(axis=0))
+
+
+def orthogonality(X: np.ndarray) -> float:
+    """‖XᵀX − I‖∞ (the largest entry)."""
+    return float(np.abs(X.T @ X - np.eye(X.shape[1])).max())
+
+
+def finish(form: StiefelForm, X: np.ndarray, tol: float = 1e-12) -> np.ndarray:
+    """Re-orthonormalize (polar factor) when rounding has drifted past `tol`, keeping exact
+    zeros where they were (sparsity is part of the objective) and X >= 0."""
+    if orthogonality(X) <= tol:
+        return X
+    zeros = X == 0
+    u, _, vt = np.linalg.svd(X, full_matrices=False)
+    Y = u @ vt
+    Y[zeros] = 0.0
+    if form.nonneg:
+        Y = np.maximum(Y, 0.0)
+    return Y
+
+
+def obcd(form: StiefelForm, *, X0: np.ndarray | None = None, k: int = 2,
+         strategy: str = "random", score: str = "or", batch: int | None = None,
+         sample: int | None = None, time_limit: float | None = None,
+         max_rounds: int | None = None, tol: float = 1e-8, seed: int | None = None,
+         device: str = "cpu", record: bool = False, threads: int | None = 1) -> OBCDResult:
+    """Minimize F = f + h over XᵀX = I from X0 (default `initial_point`). The rounds are many
+    small kernels, so CPU torch runs single-threaded unless `threads` says otherwise (None:
+    torch's setting); the previous setting is restored."""
+    before = torch.get_num_threads()
+    if threads is not None and device == "cpu":
+        torch.set_num_threads(threads)
+    try:
+        return _obcd(form, X0, k, strategy, score, batch, sample, time_limit, max_rounds, tol,
+                     seed, device, record)
+    finally:
+        torch.set_num_threads(before)
+
+
+def _obcd(form, X0, k, strategy, score, batch, sample, time_limit, max_rounds, tol, seed,
+          device, record) -> OBCDResult:
+    if strategy not in select.STRATEGIES:
+        raise DflError(f"unknown working-set strategy `{strategy}`",
+                       hint="choose one of: " + ", ".join(select.STRATEGIES))
+    if score not in select.SCORES:
+        raise DflError(f"unknown working-set score `{score}`",
+                       hint="choose one of: " + ", ".join(select.SCORES))
+    if k < 2 or k > form.n:
+        raise DflError(f"the block size k must be in 2..n (n = {form.n}), got {k}")
+    start = time.perf_counter()
+    n = form.n
+    dev = torch.device(device)
+    X = initial_point(form, seed) if X0 is None else np.asarray(X0, dtype=float)
+    if X.shape != (n, form.r):
+        raise DflError(f"the starting point must be {n} x {form.r}, got {X.shape}")
+    if form.nonneg and np.any(X < 0):
+        raise DflError("the starting point must satisfy X >= 0")
+    Xt = torch.as_tensor(X, dtype=torch.float64, device=dev)
+    model = make_model(form, Xt)
+    hx = lambda Z: float(h_rows(Z.reshape(-1), form.l1, form.l0, form.nonneg))  # noqa: E731
+    F = model.value() + hx(model.X)
+    gen = torch.Generator().manual_seed(0 if seed is None else seed)
+    count = max(1, min(n // k, batch or n // k))
+    per_sweep = -(-(n + n % 2) // 2 // count) * max(1, n + n % 2 - 1)
+    window = per_sweep if strategy == "cyclic" else max(10, min(per_sweep, 100))
+    recent: deque[float] = deque(maxlen=window)
+    history = [(time.perf_counter() - start, F)] if record else []
+    rounds = updates = 0
+    converged = False
+    while True:
+        if time_limit is not None and time.perf_counter() - start >= time_limit:
+            break
+        if max_rounds is not None and rounds >= max_rounds:
+            break
+        if k == 2:
+            rows, new, delta = _pair_round(form, model, strategy, score, count, sample, rounds,
+                                           gen, dev)
+        else:
+            rows, new, delta = _block_round(form, model, k, count, gen, dev)
+        F_new, applied = _apply(form, model, rows, new, delta, F, hx, k)
+        recent.append(F - F_new)
+        F = F_new
+        updates += applied
+        rounds += 1
+        if record:
+            history.append((time.perf_counter() - start, F))
+        if len(recent) == window and sum(recent) <= tol * max(1.0, abs(F)):
+            converged = True
+            break
+    X = finish(form, model.X.cpu().numpy())
+    return OBCDResult(X, form.value(X), rounds, updates, converged, orthogonality(X), history)
+
+
+def _pair_round(form, model, strategy, score, count, sample, round_, gen, dev):
+    n = form.n
+    if strategy == "random":
+        p, q = select.random_pairs(n, count, gen, dev)
+    elif strategy == "cyclic":
+        p, q = select.cyclic_pairs(n, round_, count, dev)
+    else:
+        p, q = select.sample_pairs(n, sample or 2 * n, gen, dev)
+        if score == "sv":
+            keep = select.disjoint(p, q, select.sv_scores(model.X, model.grad(), form.l1, p, q),
+                                   n, count)
+            p, q = p[keep], q[keep]
+    step = solve_pairs(model.X[p], model.X[q], model.coefficients(p, q), form.l1, form.l0,
+                       form.nonneg)
+    if strategy == "greedy" and score == "or":
+        keep = select.disjoint(p, q, -step.delta, n, count)
+        p, q = p[keep], q[keep]
+        step = type(step)(*(getattr(step, f)[keep] for f in
+                            ("theta", "reflect", "delta", "x", "y")))
+    rows = torch.stack([p, q], 1)
+    new = torch.stack([step.x, step.y], 1)
+    return rows, new, step.delta
+
+
+def _block_round(form, model, k, count, gen, dev):
+    perm = torch.randperm(form.n, generator=gen).to(dev)[: k * count].view(count, k)
+    new, delta = solve_blocks(model, perm, form.l1, form.l0, form.nonneg)
+    return perm, new, delta
+
+
+def _apply(form, model, rows, new, delta, F, hx, k) -> tuple[float, int]:
+    """Apply the improving blocks, best first, with the safeguard described above."""
+    eps = 1e-14 * max(1.0, abs(F))
+    good = torch.nonzero(delta < -eps).flatten()
+    if not len(good):
+        return F, 0
+    good = good[torch.argsort(delta[good])]
+    while True:
+        saved = model.state()
+        flat_rows = rows[good].reshape(-1)
+        model.update(flat_rows, new[good].reshape(-1, new.shape[-1]))
+        F_new = model.value() + hx(model.X)
+        predicted = float(delta[good].sum())
+        if F_new <= F + 0.25 * predicted:
+            return F_new, len(good)
+        model.restore(saved)
+        if len(good) == 1 or not model.exact:
+            if not model.exact:
+                model.sigma *= 2.0
+            return F, 0
+        good = good[: len(good) // 2]

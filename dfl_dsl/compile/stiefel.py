@@ -1,0 +1,230 @@
+"""The structured form of a STIEFEL model: minimize f(X) + h(X) subject to XᵀX = I.
+
+f is smooth and h separable and nonsmooth, h(X) = λ₁‖X‖₁ + λ₀‖X‖₀ + ι(X >= 0), the split
+OBCD works on (Yuan, "A block coordinate descent method for nonsmooth composite optimization
+under orthogonality constraints", arXiv 2304.03641). The expanded objective is a polynomial of
+degree <= 2 plus atom terms (`evaluate.nonlinear.NL`); `norm1(X)` and `nnz(X)` atoms become λ₁
+and λ₀, a `>= 0` bound on X the nonnegativity indicator. A quadratic f whose Hessian factors as
+C ⊗ R (row-major vec: `trace(X.T @ C @ X)`, `sum_squares(A @ X)`, linear terms) is kept as
+(C, R, G, c0) so that OBCD can minimize each block's subproblem exactly; any other smooth f
+(general quadratic couplings, `exp`, `log`, ...) is evaluated in torch and differentiated by
+autograd.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+import torch
+
+from ..errors import DflError
+from ..evaluate.nonlinear import NL, AtomNode
+from ..evaluate.poly import Poly
+
+_NONSMOOTH = {"norm1": "l1", "nnz": "l0"}
+
+
+@dataclass
+class KronQuadratic:
+    """f(X) = ½ tr(Xᵀ C X R) + <G, X> + c0 with C (n × n) and R (r × r) symmetric."""
+
+    C: np.ndarray
+    R: np.ndarray
+    G: np.ndarray
+    c0: float
+
+    def value(self, X: np.ndarray) -> float:
+        return float(0.5 * np.sum(X * (self.C @ X @ self.R)) + np.sum(self.G * X) + self.c0)
+
+    def curvature(self) -> float:
+        """λ_max of the Hessian C ⊗ R: the global majorization constant ς."""
+        ends = lambda M: np.linalg.eigvalsh(M)[[0, -1]]  # noqa: E731
+        c, r = ends(self.C), ends(self.R)
+        return float(max(c[0] * r[0], c[0] * r[1], c[1] * r[0], c[1] * r[1]))
+
+
+@dataclass
+class TorchSmooth:
+    """Any other smooth f, as a torch function of X (gradients by autograd)."""
+
+    fn: Callable[[torch.Tensor], torch.Tensor]
+
+    def value(self, X: np.ndarray) -> float:
+        return float(self.fn(torch.as_tensor(X, dtype=torch.float64)))
+
+
+@dataclass
+class StiefelForm:
+    n: int
+    r: int
+    smooth: KronQuadratic | TorchSmooth
+    l1: float = 0.0
+    l0: float = 0.0
+    nonneg: bool = False
+
+    def h(self, X: np.ndarray) -> float:
+        if self.nonneg and np.any(X < 0):
+            return float("inf")
+        return float(self.l1 * np.abs(X).sum() + self.l0 * np.count_nonzero(X))
+
+    def value(self, X: np.ndarray) -> float:
+        """F(X) = f(X) + h(X), the model's objective."""
+        return self.smooth.value(X) + self.h(X)
+
+
+def build_stiefel(inst) -> StiefelForm:
+    """The StiefelForm of a bound STIEFEL model (the checker has already ruled out other
+    variables, constraints and nonsmooth terms that are not multiples of norm1/nnz)."""
+    if inst.klass.name != "STIEFEL":
+        raise DflError(f"the obcd backend takes STIEFEL models, this one is {inst.klass.name}")
+    (var,) = inst.variables
+    n, r = var.shape
+    nonneg = _nonneg(var)
+    objective = inst.compile().objective
+    poly = objective.poly if isinstance(objective, NL) else objective
+    terms = objective.terms if isinstance(objective, NL) else []
+    weights = {"l1": 0.0, "l0": 0.0}
+    smooth_terms = []
+    for matrix, node in terms:
+        if node.name in _NONSMOOTH and _whole(node, n * r):
+            w = float(sp.csr_array(matrix).sum())
+            if w < 0:
+                raise DflError(f"the weight of `{node.name}(X)` must be nonnegative")
+            weights[_NONSMOOTH[node.name]] += w
+        else:
+            smooth_terms.append((matrix, node))
+    H, g, c0 = _quadratic(poly, n * r)
+    if not smooth_terms:
+        kron = _kronecker(H, n, r)
+        if kron is not None:
+            C, R = kron
+            smooth = KronQuadratic(C, R, g.reshape(n, r), c0)
+            return StiefelForm(n, r, smooth, weights["l1"], weights["l0"], nonneg)
+    smooth = TorchSmooth(_torch_objective(H, g, c0, smooth_terms, n, r))
+    return StiefelForm(n, r, smooth, weights["l1"], weights["l0"], nonneg)
+
+
+def _nonneg(var) -> bool:
+    lower, upper = var.lower, var.upper
+    if np.all(lower == -np.inf):
+        return False
+    if np.all(lower == 0) and np.all(upper == np.inf):
+        return True
+    raise DflError(f"a stiefel variable's only bound is `{var.name} >= 0`", var.decl.pos)
+
+
+def _whole(node: AtomNode, size: int) -> bool:
+    """`norm1(X)` over the whole matrix, one output row, argument = the variables in order."""
+    arg = node.args[0]
+    if node.starts is None or node.rows != 1 or not isinstance(arg, Poly) or arg.degree != 1:
+        return False
+    lin = arg.lin.tocsr()
+    return (arg.rows == size and lin.nnz == size and not arg.const.any()
+            and np.array_equal(lin.indices, np.arange(size)) and np.all(lin.data == 1.0))
+
+
+def _quadratic(poly: Poly, size: int) -> tuple[sp.csr_array, np.ndarray, float]:
+    """One-row Poly -> (H, g, c0) with poly = ½ zᵀHz + gᵀz + c0 over the first `size` symbols."""
+    g = np.zeros(size)
+    lin = poly.lin.tocoo()
+    np.add.at(g, lin.col, lin.data)
+    H = sp.csr_array((size, size))
+    if poly.quad is not None and poly.quad.nnz:
+        q = poly.quad.tocoo()
+        a, b = poly.pairs[q.col, 0], poly.pairs[q.col, 1]
+        v = q.data
+        rows = np.concatenate([a, b])
+        cols = np.concatenate([b, a])
+        H = sp.csr_array((np.concatenate([v, v]), (rows, cols)), shape=(size, size))
+    return H, g, float(poly.const.sum())
+
+
+def _kronecker(H: sp.csr_array, n: int, r: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """Factor H = C ⊗ R (row-major vec, z[i·r + j] = X[i, j]) when it is one: pick the largest
+    entry, read C and R off its row/column blocks, and check every stored entry."""
+    if H.nnz == 0:
+        return np.zeros((n, n)), np.zeros((r, r))
+    coo = H.tocoo()
+    a, b, v = coo.row, coo.col, coo.data
+    k = int(np.argmax(np.abs(v)))
+    (i0, j0), (i1, j1) = divmod(int(a[k]), r), divmod(int(b[k]), r)
+    ia, ja, ib, jb = a // r, a % r, b // r, b % r
+    R = np.zeros((r, r))
+    sel = (ia == i0) & (ib == i1)
+    R[ja[sel], jb[sel]] = v[sel] / v[k]
+    C = np.zeros((n, n))
+    sel = (ja == j0) & (jb == j1)
+    C[ia[sel], ib[sel]] = v[sel]
+    ok = (np.count_nonzero(C) * np.count_nonzero(R) == len(v)
+          and np.allclose(C[ia, ib] * R[ja, jb], v, rtol=1e-9, atol=0.0)
+          and np.allclose(C, C.T) and np.allclose(R, R.T))
+    return (C, R) if ok else None
+
+
+# ---------------------------------------------------------------------- autograd fallback
+_TORCH_ATOMS: dict[str, Callable] = {
+    "sqrt": torch.sqrt, "log": torch.log, "exp": torch.exp, "log1p": torch.log1p,
+}
+
+
+def _torch_objective(H, g, c0, terms, n: int, r: int) -> Callable[[torch.Tensor], torch.Tensor]:
+    """f(X) in torch: the quadratic part plus the smooth atom terms."""
+    Ht = _torch_sparse(H)
+    gt = torch.as_tensor(g, dtype=torch.float64)
+    size = n * r
+
+    def fn(X: torch.Tensor) -> torch.Tensor:
+        z = X.reshape(-1)
+        Hl, gl = Ht.to(z.device), gt.to(z.device)
+        out = 0.5 * (z * (Hl @ z)).sum() + gl @ z + c0
+        for matrix, node in terms:
+            rows = _atom_rows(node, z, size)
+            out = out + (_torch_sparse(sp.csr_array(matrix)).to(z.device) @ rows).sum()
+        return out
+
+    return fn
+
+
+def _torch_sparse(m: sp.csr_array) -> torch.Tensor:
+    coo = sp.coo_array(m)
+    return torch.sparse_coo_tensor(np.vstack([coo.row, coo.col]), coo.data, coo.shape,
+                                   dtype=torch.float64, check_invariants=True).coalesce()
+
+
+def _payload_rows(payload, z: torch.Tensor, size: int) -> torch.Tensor:
+    """Every row of a Poly or NL payload at z (the variables only: stiefel models have no θ)."""
+    if isinstance(payload, NL):
+        out = _payload_rows(payload.poly, z, size)
+        for matrix, node in payload.terms:
+            out = out + _torch_sparse(sp.csr_array(matrix)).to(z.device) @ _atom_rows(node, z,
+                                                                                       size)
+        return out
+    lin = sp.csr_array(payload.lin)[:, :size]
+    out = torch.as_tensor(payload.const, dtype=torch.float64, device=z.device)
+    out = out + _torch_sparse(lin).to(z.device) @ z
+    if payload.quad is not None and payload.quad.nnz:
+        pairs = torch.as_tensor(payload.pairs, device=z.device)
+        out = out + _torch_sparse(sp.csr_array(payload.quad)).to(z.device) @ (
+            z[pairs[:, 0]] * z[pairs[:, 1]])
+    return out
+
+
+def _atom_rows(node: AtomNode, z: torch.Tensor, size: int) -> torch.Tensor:
+    args = [_payload_rows(a, z, size) if isinstance(a, Poly | NL)
+            else torch.as_tensor(a, dtype=torch.float64, device=z.device) for a in node.args]
+    if node.starts is not None:  # a reduction of row groups
+        if node.name not in ("sum_squares", "norm2"):
+            raise DflError(f"`{node.name}` is not smooth: the obcd backend's f must be smooth")
+        owner = torch.as_tensor(np.repeat(np.arange(node.rows), np.diff(node.starts)),
+                                device=z.device)
+        squares = torch.zeros(node.rows, dtype=z.dtype, device=z.device).index_add(
+            0, owner, args[0] ** 2)
+        return squares if node.name == "sum_squares" else torch.sqrt(squares)
+    if node.name == "power":
+        return args[0] ** node.param
+    if node.name in _TORCH_ATOMS:
+        return _TORCH_ATOMS[node.name](args[0])
+    raise DflError(f"`{node.name}` is not supported in a stiefel objective's smooth part")
