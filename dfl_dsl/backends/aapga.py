@@ -49,7 +49,7 @@ class _SparseMatrix:
             self.A = torch.sparse_csr_tensor(
                 torch.as_tensor(A.indptr, dtype=torch.int64),
                 torch.as_tensor(A.indices, dtype=torch.int64),
-                torch.as_tensor(A.data), A.shape, device=device)
+                torch.as_tensor(A.data), A.shape, device=device, check_invariants=True)
 
     def __call__(self, X: torch.Tensor) -> torch.Tensor:
         if self.device.type == "cpu":
@@ -100,7 +100,8 @@ class _Polytope:
         self.gid = torch.as_tensor(np.where(groups >= 0, groups, G), device=device)
         self.cost, self.upper = as_t(cost), as_t(form.upper)
         self.caps = as_t(caps if self.single else np.append(caps, np.inf))
-        fits = np.floor(caps[0] / cost[form.upper > 0].min()) + 1 if self.single and n else n
+        live = cost[form.upper > 0]
+        fits = np.floor(caps[0] / live.min()) + 1 if self.single and len(live) else n
         self.longest = int(min(n, fits)) if np.isfinite(fits) else n  # items one group can hold
         self._tau: torch.Tensor | None = None  # the last projection's multipliers
 
