@@ -43,7 +43,7 @@ def _instance(rnd: np.random.RandomState, horizon: int, jobs: int, machines: int
 
 
 def energy(num_data: int = 300, num_features: int = 5, deg: int = 2, noise: float = 0.5,
-           draws: int = 64, horizon: int = 24, jobs: int = 6, machines: int = 2,
+           draws: int = 32, horizon: int = 24, jobs: int = 6, machines: int = 2,
            seed: int = 135, param: str = "price") -> GeneratedData:
     """`draws` price scenarios per sample from the true p(price | x): training uses the first
     (one observed day per context), evaluation all of them (the true scenario set)."""

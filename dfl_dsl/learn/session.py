@@ -169,6 +169,10 @@ def eval_command(model_path: Path, data, checkpoint: Path, test_file, *, console
     inst, train, test = _instance_and_data(model_path, data, None if test_file is None else
                                            test_file, test_file)
     test = test if test is not None else train
+    if isinstance(test, ScenarioData):
+        raise DflError("`dfl eval` reads checkpoints of predictors of `predicted` params; this "
+                       "model's params are `uncertain` (train and evaluate with `dfl train`)",
+                       filename=str(model_path))
     predictor = load_checkpoint(checkpoint, inst)
     first = next((m for m in predictor.modules() if isinstance(m, nn.Linear)), None)
     if first is not None:
