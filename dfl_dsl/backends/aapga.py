@@ -224,24 +224,23 @@ def maximize_relaxation(form: SCMForm, *, iters: int = 2000, device: str = "cpu"
 def _pipage(x: np.ndarray, idx: np.ndarray, rng: np.random.Generator,
             weight: np.ndarray | None = None) -> None:
     """Randomized pairwise rounding within `idx`, keeping Σ weight·x (1 by default) fixed and
-    each coordinate's expectation; each move makes one of the pair integral, so the loop runs
-    once per fractional coordinate. A last fractional coordinate is rounded down."""
+    each coordinate's expectation. Each move makes one of its pair integral, so pairing the
+    fractional coordinates off in rounds (a tournament; pipage allows any pairing order)
+    needs log2(#fractional) vectorized rounds. A last fractional coordinate is rounded down."""
     wts = np.ones(len(x)) if weight is None else weight
-    frac = idx[(x[idx] > 1e-9) & (x[idx] < 1 - 1e-9)].tolist()
+    frac = idx[(x[idx] > 1e-9) & (x[idx] < 1 - 1e-9)]
     rng.shuffle(frac)
-    current = frac.pop() if frac else None
-    while frac:
-        i, j = current, frac.pop()
-        up = min((1 - x[i]) * wts[i], x[j] * wts[j])  # budget moved from j to i
-        down = min(x[i] * wts[i], (1 - x[j]) * wts[j])  # budget moved from i to j
-        if rng.random() < down / (up + down):
-            x[i] += up / wts[i]
-            x[j] -= up / wts[j]
-        else:
-            x[i] -= down / wts[i]
-            x[j] += down / wts[j]
-        left = [k for k in (i, j) if 1e-9 < x[k] < 1 - 1e-9]
-        current = left[0] if left else (frac.pop() if frac else None)
+    while len(frac) >= 2:
+        half = len(frac) // 2
+        i, j, carry = frac[:half], frac[half : 2 * half], frac[2 * half :]
+        up = np.minimum((1 - x[i]) * wts[i], x[j] * wts[j])  # weight moved from j to i
+        down = np.minimum(x[i] * wts[i], (1 - x[j]) * wts[j])  # weight moved from i to j
+        moved = np.where(rng.random(half) < down / (up + down), up, -down)
+        x[i] += moved / wts[i]
+        x[j] -= moved / wts[j]
+        pair = np.concatenate([i, j, carry])
+        x[pair] = np.where(x[pair] < 1e-9, 0.0, np.where(x[pair] > 1 - 1e-9, 1.0, x[pair]))
+        frac = pair[(x[pair] > 0.0) & (x[pair] < 1.0)]
     x[idx] = np.where(x[idx] > 1 - 1e-9, 1.0, 0.0)
 
 
@@ -267,13 +266,15 @@ def _gains(form: SCMForm, t: np.ndarray, cols: np.ndarray, sign: float = 1.0) ->
     return total[:, ends] - total[:, ends - np.diff(ends, prepend=0)] + sign * form.g[cols]
 
 
-def _room(form: SCMForm, x: np.ndarray) -> np.ndarray:
-    """Which items can still be added without breaking the constraints."""
-    free = (x < 0.5) & (form.upper > 0.5)
+def _room(form: SCMForm, x: np.ndarray, items: np.ndarray) -> np.ndarray:
+    """Which of `items` can still be added without breaking the constraints."""
+    free = (x[items] < 0.5) & (form.upper[items] > 0.5)
     if form.kind in ("cardinality", "knapsack"):
-        return free & (form.cost <= form.budget - form.cost[x > 0.5].sum() + 1e-9)
+        spare = form.budget - float(np.where(x > 0.5, form.cost, 0.0).sum())
+        return free & (form.cost[items] <= spare + 1e-9)
     if form.kind == "partition":
-        return free & (_group_use(form, x)[form.groups] < _group_caps(form)[form.groups])
+        g = form.groups[items]
+        return free & (_group_use(form, x)[g] < _group_caps(form)[g])
     return free
 
 
@@ -311,16 +312,18 @@ def _fill(form: SCMForm, x: np.ndarray, pool: np.ndarray) -> np.ndarray:
     t = form.A @ x + form.b
     ratio = form.cost if form.kind == "knapsack" else np.ones(form.n)
     cand, gain = pool, None
-    while (room := _room(form, x)).any():
-        if not room[cand].any():
-            if len(cand) == form.n or not room.any():
+    while True:
+        room = _room(form, x, cand)
+        if not room.any():
+            if len(cand) == form.n or not _room(form, x, np.arange(form.n)).any():
                 break
             cand, gain = np.arange(form.n), None
+            continue
         if gain is None:
             gain = _gains(form, t, cand)[0]
             rows, _, ends = _columns(form, cand)
             which = np.repeat(np.arange(len(cand)), np.diff(ends, prepend=0))
-        best = int(np.argmax(np.where(room[cand], gain / ratio[cand], -np.inf)))
+        best = int(np.argmax(np.where(room, gain / ratio[cand], -np.inf)))
         if gain[best] <= 1e-12:
             break
         x[cand[best]] = 1.0

@@ -42,7 +42,8 @@ class SCMForm:
     def value(self, x: np.ndarray) -> np.ndarray:
         """F at one point (n,) or a batch (B, n)."""
         x = np.atleast_2d(x)
-        t = (self.A @ np.ascontiguousarray(x.T)).T + self.b
+        # through the sparse rows of x: the batches evaluated are mostly 0/1 sets of k items
+        t = (sp.csr_array(x) @ self.A_csc.T).toarray() + self.b
         out = self.c0 + x @ self.g
         out = out + (concave(t, self.phi, self.cap) * self.w).sum(axis=1)
         return out
