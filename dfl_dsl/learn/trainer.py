@@ -382,7 +382,6 @@ class ScenarioTrainer:
         proxy = copy.deepcopy(self.model).eval()
         for p in proxy.parameters():
             p.requires_grad_(False)
-        self.proxy = proxy
         oracle = self.oracle(self.scenarios)
         with torch.no_grad():
             x = torch.as_tensor(train.features, dtype=torch.float32, device=self.device)

@@ -90,3 +90,13 @@ def test_vae_nll_bounds_are_finite_and_point_nll_is_the_squared_error():
 def test_unknown_kind():
     with pytest.raises(ValueError, match="unknown generative model"):
         make_generative("gan", 2, 2)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+@pytest.mark.parametrize("kind", ["flow", "vae"])
+def test_batched_sampling_on_the_gpu(kind):
+    model = make_generative(kind, 6, 3, hidden=32).cuda()
+    x = torch.randn(64, 3, device="cuda")
+    xi = model.sample(x, 200, generator=torch.Generator(device="cuda").manual_seed(0))
+    assert xi.shape == (64, 200, 6) and xi.device.type == "cuda"
+    xi.mean().backward()
