@@ -39,12 +39,6 @@ class KronQuadratic:
     def value(self, X: np.ndarray) -> float:
         return float(0.5 * np.sum(X * (self.C @ X @ self.R)) + np.sum(self.G * X) + self.c0)
 
-    def curvature(self) -> float:
-        """λ_max of the Hessian C ⊗ R: the global majorization constant ς."""
-        ends = lambda M: np.linalg.eigvalsh(M)[[0, -1]]  # noqa: E731
-        c, r = ends(self.C), ends(self.R)
-        return float(max(c[0] * r[0], c[0] * r[1], c[1] * r[0], c[1] * r[1]))
-
 
 @dataclass
 class TorchSmooth:

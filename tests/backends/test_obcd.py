@@ -172,12 +172,14 @@ def test_cli_sparse_pca_beats_pca_and_stays_orthogonal(sparse_pca):
     assert out["objective"] < expected()["sparse_pca"]["pca_objective"] - 0.1
 
 
-@pytest.mark.parametrize(("strategy", "score"),
-                         [("random", "or"), ("cyclic", "or"), ("greedy", "or"), ("greedy", "sv")])
-def test_every_working_set_strategy_descends(sparse_pca, strategy, score):
+@pytest.mark.parametrize(("strategy", "score", "majorize"), [
+    ("random", "or", True), ("cyclic", "or", True), ("greedy", "or", True),
+    ("greedy", "sv", True), ("random", "or", False)])
+def test_every_working_set_strategy_and_model_descends(sparse_pca, strategy, score, majorize):
     spec, A, lam = sparse_pca
     form = build_stiefel(_spec_instance(spec))
-    res = obcd(form, strategy=strategy, score=score, seed=1, max_rounds=40, record=True)
+    res = obcd(form, strategy=strategy, score=score, majorize=majorize, seed=1, max_rounds=40,
+               record=True)
     values = [v for _, v in res.history]
     assert all(b <= a + 1e-12 for a, b in zip(values, values[1:], strict=False))
     assert res.objective < values[0] - 0.05

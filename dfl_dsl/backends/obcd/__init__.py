@@ -4,10 +4,11 @@ Orthogonality-preserving block coordinate descent (Yuan, "A block coordinate des
 nonsmooth composite optimization under orthogonality constraints", arXiv 2304.03641): every
 step replaces k rows X_B by V·X_B with V ∈ O(k) the global minimizer of the block's subproblem,
 so iterates stay feasible. For k = 2 (the default) the subproblem is solved exactly by a
-breakpoint search (`pair`) for h = λ₁‖X‖₁, λ₀‖X‖₀ and X >= 0, and h = 0 (where it reduces to the
-polar factor of a 2 × 2 matrix when f is majorized); k > 2 uses a small Riemannian solve on O(k)
-(`blockk`). Working sets: random, cyclic or greedy (WSS-OR / WSS-SV scores over sampled pairs),
-see `select`. Torch on CPU or CUDA; disjoint blocks are solved and applied together.
+breakpoint search (`pair`) for h = λ₁‖X‖₁, λ₀‖X‖₀ and X >= 0, and h = 0 (where, with f
+majorized, it is the polar factor of a 2 × 2 matrix); k > 2 uses a small Riemannian solve on
+O(k) (`blockk`). f's pair models come from `model`. Working sets: random, cyclic or greedy
+(WSS-OR / WSS-SV scores over sampled pairs), see `select`. Torch on CPU or CUDA; disjoint
+blocks are solved and applied together (`solver`).
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ def solve_instance(inst, *, time_limit=None, seed=None, device: str = "cpu", **o
     start = time.perf_counter()
     form = build_stiefel(inst)
     result = obcd(form, time_limit=time_limit, seed=seed, device=device, **opts)
-    (var,) = inst.variables
     x = result.X.reshape(-1)
     what = "converged" if result.converged else "stopped"
     return Solution(

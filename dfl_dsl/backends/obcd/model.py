@@ -25,10 +25,12 @@ def _families(x: torch.Tensor, y: torch.Tensor):
     return U, W
 
 
-def pair_coefficients(x, y, gx, gy, M, R) -> torch.Tensor:
+def pair_coefficients(x, y, gx, gy, M, R, isotropic: bool = False) -> torch.Tensor:
     """(2, P, 5) trig coefficients of <Gf, D> + ½ Σ_ab M_ab <D_a, (D R)_b>, per family.
 
-    x, y, gx, gy: (P, r); M: (P, 2, 2) symmetric; R: (r, r) or None for the identity."""
+    x, y, gx, gy: (P, r); M: (P, 2, 2) symmetric; R: (r, r) or None for the identity.
+    `isotropic` (M = ςI, R = None): ‖U‖ = ‖W‖ and <U, W> = 0 make a2 = b2 = 0 exactly, so
+    each arc's model is a sinusoid with a closed-form minimizer."""
     Z = torch.stack([x, y], 1)
     Gf = torch.stack([gx, gy], 1)
     U, W = _families(x, y)
@@ -41,8 +43,8 @@ def pair_coefficients(x, y, gx, gy, M, R) -> torch.Tensor:
         return (A * B).sum((-1, -2))
 
     uu, ww, uw = beta(U, U), beta(W, W), beta(U, W)
-    a2 = 0.25 * (uu - ww)
-    b2 = 0.5 * uw
+    a2 = torch.zeros_like(uu) if isotropic else 0.25 * (uu - ww)
+    b2 = torch.zeros_like(uu) if isotropic else 0.5 * uw
     a1 = dot(Gf, U) - beta(U, Z)
     b1 = dot(Gf, W) - beta(W, Z)
     a0 = 0.25 * (uu + ww) + 0.5 * beta(Z, Z) - dot(Gf, Z)
@@ -50,15 +52,20 @@ def pair_coefficients(x, y, gx, gy, M, R) -> torch.Tensor:
 
 
 class KronModel:
-    """f = ½ tr(Xᵀ C X R) + <G, X> + c0 with CXR kept current; exact pair models."""
+    """f = ½ tr(Xᵀ C X R) + <G, X> + c0 with CXR kept current. Pair models are exact
+    (`majorize=False`: quartic stationarity per arc) or majorized by ς_B‖D‖² with
+    ς_B = λ_max(C_BB ⊗ R), f's curvature on the pair (sinusoids per arc, cheaper)."""
 
-    exact = True
+    pair_bound = True  # one pair's model bounds its true change: a single pair always descends
 
-    def __init__(self, smooth: KronQuadratic, X: torch.Tensor) -> None:
+    def __init__(self, smooth: KronQuadratic, X: torch.Tensor, majorize: bool = False) -> None:
         as_t = lambda a: torch.as_tensor(a, dtype=X.dtype, device=X.device)  # noqa: E731
         self.C, self.G, self.c0 = as_t(smooth.C), as_t(smooth.G), smooth.c0
         eye = torch.eye(X.shape[1], dtype=X.dtype, device=X.device)
         self.R = None if torch.equal(as_t(smooth.R), eye) else as_t(smooth.R)
+        ends = torch.linalg.eigvalsh(as_t(smooth.R))
+        self.r_ends = (float(ends[0]), float(ends[-1]))
+        self.majorize = majorize
         self.reset(X)
 
     def _right(self, A: torch.Tensor) -> torch.Tensor:
@@ -82,13 +89,23 @@ class KronModel:
     def coefficients(self, p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
         g = self.grad()
         _, _, M, R = self.block_terms(torch.stack([p, q], 1))
-        return pair_coefficients(self.X[p], self.X[q], g[p], g[q], M, R)
+        if not self.majorize:
+            return pair_coefficients(self.X[p], self.X[q], g[p], g[q], M, R)
+        m = torch.linalg.eigvalsh(M)
+        lo, hi = self.r_ends
+        sigma = torch.stack([m[:, 0] * lo, m[:, 0] * hi, m[:, 1] * lo, m[:, 1] * hi]).amax(0)
+        eye = torch.eye(2, dtype=M.dtype, device=M.device)
+        return pair_coefficients(self.X[p], self.X[q], g[p], g[q], sigma[:, None, None] * eye,
+                                 None, isotropic=True)
 
     def update(self, rows: torch.Tensor, new: torch.Tensor) -> None:
         """X[rows] = new, and C X R with it, from the changed rows only."""
-        delta = new - self.X[rows]
+        delta = self._right(new - self.X[rows])
         self.X = self.X.index_copy(0, rows, new)
-        self.CXR = self.CXR + self.C[:, rows] @ self._right(delta)
+        if 4 * len(rows) < self.X.shape[0]:  # few rows: gather their columns of C
+            self.CXR = self.CXR + self.C[:, rows] @ delta
+        else:  # many: one dense product beats copying most of C
+            self.CXR = self.CXR + self.C @ torch.zeros_like(self.X).index_copy(0, rows, delta)
 
     def state(self) -> tuple:
         return self.X, self.CXR
@@ -100,7 +117,7 @@ class KronModel:
 class TorchModel:
     """Any smooth f by autograd; pair models majorized with ς·‖D‖², ς from f's curvature."""
 
-    exact = False
+    pair_bound = False  # ς is an estimate: a failed round doubles it
 
     def __init__(self, smooth: TorchSmooth, X: torch.Tensor, sigma: float | None = None) -> None:
         self.fn = smooth.fn
@@ -144,7 +161,7 @@ class TorchModel:
     def coefficients(self, p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
         g = self._grad
         _, _, M, _ = self.block_terms(torch.stack([p, q], 1))
-        return pair_coefficients(self.X[p], self.X[q], g[p], g[q], M, None)
+        return pair_coefficients(self.X[p], self.X[q], g[p], g[q], M, None, isotropic=True)
 
     def update(self, rows: torch.Tensor, new: torch.Tensor) -> None:
         self.reset(self.X.index_copy(0, rows, new))
@@ -156,7 +173,7 @@ class TorchModel:
         self.X, self._value, self._grad = state
 
 
-def make_model(form: StiefelForm, X: torch.Tensor):
+def make_model(form: StiefelForm, X: torch.Tensor, majorize: bool = False):
     if isinstance(form.smooth, KronQuadratic):
-        return KronModel(form.smooth, X)
+        return KronModel(form.smooth, X, majorize)
     return TorchModel(form.smooth, X)

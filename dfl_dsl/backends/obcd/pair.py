@@ -12,9 +12,11 @@ crosses zero: the 4r breakpoints θ with c·x_j + s·y_j = 0 or c·y_j − s·x_
 into arcs, on each of which h is linear in (cos θ, sin θ) (L1), constant (L0), or 0 / +∞
 (nonnegativity). So the global minimizer is a breakpoint or a stationary point of its arc's
 degree-2 trigonometric polynomial — a root of a quartic in z = e^{iθ} (the breakpoint search of
-arXiv 2304.03641, §4, written in θ rather than t = tan θ). Every candidate is evaluated with the
+arXiv 2304.03641, written in θ rather than t = tan θ). Every candidate is evaluated with the
 true subproblem objective, so spurious candidates are harmless and the answer is the global
-minimum over O(2).
+minimum over O(2): for L1 (or h = 0) from each arc's own expression, exact on the arc, at its
+start and at its stationary points clamped into it; with L0 or X >= 0 (h jumps at
+breakpoints) on the candidate's rotated rows.
 """
 
 from __future__ import annotations
@@ -130,6 +132,9 @@ def stationary(coef: torch.Tensor) -> torch.Tensor:
     sinusoid's minimizer atan2(−b1, −a1) (exact when a2 = b2 = 0, where the quartic
     degenerates); Newton-polished."""
     a1, b1, a2, b2 = coef[..., 1], coef[..., 2], coef[..., 3], coef[..., 4]
+    sinusoid = torch.atan2(-b1, -a1)[..., None]
+    if not (a2.any() or b2.any()):  # a majorized (isotropic) model: sinusoids only
+        return sinusoid
     lead = torch.complex(b2, a2)
     cubic, linear, const = (torch.complex(b1, a1) / 2, torch.complex(b1, -a1) / 2,
                             torch.complex(b2, -a2))
@@ -138,23 +143,66 @@ def stationary(coef: torch.Tensor) -> torch.Tensor:
     safe = torch.where(degenerate, torch.ones_like(lead), lead)
     roots = _quartic_roots(cubic / safe, linear / safe, const / safe)
     angles = torch.where(degenerate[..., None], torch.zeros_like(roots.real), torch.angle(roots))
-    sinusoid = torch.atan2(-b1, -a1)[..., None]
     return _polish(coef, torch.cat([angles, sinusoid], dim=-1))
 
 
-def _arc_coefficients(x, y, cuts, l1: float):
-    """L1's (cos θ, sin θ) coefficients on each arc between sorted breakpoints (P, A)."""
-    ordered = torch.sort(cuts, dim=-1).values
-    nxt = torch.roll(ordered, -1, dims=-1)
-    nxt[..., -1] = nxt[..., -1] + 2 * torch.pi
-    mid = 0.5 * (ordered + nxt)
-    c, s = torch.cos(mid)[..., None], torch.sin(mid)[..., None]
-    xe, ye = x[..., None, :], y[..., None, :]
-    sig = torch.sign(c * xe + s * ye)  # signs of x' and (rotation) y' on each arc
-    tau = torch.sign(c * ye - s * xe)
-    ca = l1 * (sig * xe + tau * ye).sum(-1)
-    sa = l1 * (sig * ye - tau * xe).sum(-1)
-    return ca, sa
+def _arcs(x, y, cuts, l1: float):
+    """Sorted breakpoints (P, A), each arc's width, and L1's (cos θ, sin θ) coefficients on
+    each arc [ordered_k, ordered_k + width_k]. Signs are read once, on the arc that wraps past
+    2π; each breakpoint then flips one entry's sign, so the other arcs follow by a cumulative
+    sum of those jumps: O(r) per breakpoint rather than O(r) per arc and entry."""
+    r = x.shape[-1]
+    ordered, order = torch.sort(cuts, dim=-1)
+    width = torch.roll(ordered, -1, dims=-1) - ordered
+    width[..., -1] += 2 * torch.pi
+    mid = (ordered[..., -1] + 0.5 * width[..., -1])[..., None]
+    c, s = torch.cos(mid), torch.sin(mid)
+    sig = torch.sign(c * x + s * y)  # signs of x' and (rotation) y' on the wrapping arc
+    tau = torch.sign(c * y - s * x)
+    ca0 = (sig * x + tau * y).sum(-1, keepdim=True)
+    sa0 = (sig * y - tau * x).sum(-1, keepdim=True)
+    # entry j's zero at breakpoint b: x' (b < 2r) or y' (b >= 2r); its sign just after it is
+    # the sign of its derivative there, and the jump of the coefficients is twice that
+    j = order % r
+    xj, yj = x.gather(-1, j), y.gather(-1, j)
+    cb, sb = torch.cos(ordered), torch.sin(ordered)
+    is_x = order < 2 * r
+    after = torch.where(is_x, torch.sign(cb * yj - sb * xj), torch.sign(-(cb * xj + sb * yj)))
+    jump_c = 2 * after * torch.where(is_x, xj, yj)
+    jump_s = 2 * after * torch.where(is_x, yj, -xj)
+    ca = l1 * (ca0 + torch.cumsum(jump_c, -1))
+    sa = l1 * (sa0 + torch.cumsum(jump_s, -1))
+    # the wrapping arc is the last one: the cumulative sum has come back to its start
+    return ordered, width, ca, sa
+
+
+def _best_l1(x, y, coef, l1: float):
+    """h = λ₁‖·‖₁ (or 0): on arc k, φ + h is the trig polynomial with (a1, b1) shifted by
+    (ca_k, sa_k), exact there (and a lower bound elsewhere, since σ·v <= |v|). So each arc's
+    stationary points, clamped into the arc, and its start point are evaluated in O(1) each
+    without forming the rotated rows. Returns (theta, value) per family: (2, P) each."""
+    P = x.shape[0]
+    if not l1:
+        thetas, values = [], []
+        for family in (0, 1):
+            cand = stationary(coef[family])
+            value = trig(coef[family], cand)
+            k = torch.argmin(value, dim=-1, keepdim=True)
+            thetas.append(cand.gather(1, k)[:, 0])
+            values.append(value.gather(1, k)[:, 0])
+        return torch.stack(thetas), torch.stack(values)
+    ordered, width, ca, sa = _arcs(x, y, breakpoints(x, y), l1)
+    arcs = coef[:, :, None, :].expand(2, P, ordered.shape[1], 5).clone()
+    arcs[..., 1] += ca
+    arcs[..., 2] += sa
+    inside = torch.remainder(stationary(arcs) - ordered[..., None], 2 * torch.pi)
+    inside = torch.minimum(inside, width[..., None].expand_as(inside))
+    cand = torch.cat([ordered.expand(2, *ordered.shape)[..., None],
+                      ordered[..., None] + inside], dim=-1)  # (2, P, A, m)
+    value = trig(arcs, cand)
+    flat_v, flat_c = value.flatten(-2), cand.flatten(-2)
+    k = torch.argmin(flat_v, dim=-1, keepdim=True)
+    return flat_c.gather(-1, k)[..., 0], flat_v.gather(-1, k)[..., 0]
 
 
 def solve_pairs(x: torch.Tensor, y: torch.Tensor, coef: torch.Tensor, l1: float = 0.0,
@@ -171,13 +219,31 @@ def solve_pairs(x: torch.Tensor, y: torch.Tensor, coef: torch.Tensor, l1: float 
                  for i in range(0, P, step)]
         return PairStep(*(torch.cat([getattr(p, f) for p in parts]) for f in
                           ("theta", "reflect", "delta", "x", "y")))
-    cuts = breakpoints(x, y)
     h_now = h_rows(torch.cat([x, y], -1), l1, l0, nonneg)
+    if not (l0 or nonneg):
+        theta, value = _best_l1(x, y, coef, l1)
+        family = torch.argmin(value, dim=0)
+        at = (family, torch.arange(P, device=x.device))
+        theta, delta = theta[at], value[at] - h_now
+        move = delta < 0
+        reflect = family.bool() & move
+        theta = torch.where(move, theta, torch.zeros_like(theta))
+        nx, ny = rotate(x, y, theta, reflect)
+        return PairStep(theta, reflect, torch.where(move, delta, torch.zeros_like(delta)),
+                        nx, ny)
+    return _best_by_rows(x, y, coef, l1, l0, nonneg, h_now)
+
+
+def _best_by_rows(x, y, coef, l1, l0, nonneg, h_now) -> PairStep:
+    """h with L0 or X >= 0: h jumps at breakpoints, so every candidate (breakpoints and the
+    stationary points of each arc's model) is evaluated on its rotated rows."""
+    P = x.shape[0]
+    cuts = breakpoints(x, y)
     best = PairStep(torch.zeros(P, dtype=x.dtype, device=x.device),
                     torch.zeros(P, dtype=torch.bool, device=x.device),
                     torch.zeros(P, dtype=x.dtype, device=x.device), x, y)
     if l1:
-        ca, sa = _arc_coefficients(x, y, cuts, l1)
+        _, _, ca, sa = _arcs(x, y, cuts, l1)
     for family in (0, 1):
         c = coef[family]
         if l1:

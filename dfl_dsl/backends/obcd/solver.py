@@ -2,11 +2,12 @@
 V·X_B with V ∈ O(k) the global minimizer of its subproblem, so X stays on the Stiefel manifold
 up to rounding at every step.
 
-Disjoint pairs are solved together (one batched torch call) and applied together. With an exact
-block model the pairs' changes interact only through f's coupling C_{BB'}; the round is kept
-only if F decreases by at least a quarter of the predicted decrease, else the better half of
-the pairs is tried, down to one pair (whose model is exact, so it always succeeds). With a
-majorized model (ς from f's curvature) a failed round doubles ς instead.
+Disjoint pairs are solved together (one batched torch call) and applied together. Each pair's
+model bounds its own change (exact, or majorized with f's curvature on the pair), but the pairs
+interact through f's coupling C_{BB'}; so the round is kept only if F decreases by at least a
+quarter of the predicted decrease, else the better half of the pairs is tried, down to one
+pair (which always succeeds). With an estimated curvature (autograd f) a failed round doubles
+ς instead.
 """
 
 from __future__ import annotations
@@ -89,22 +90,25 @@ def obcd(form: StiefelForm, *, X0: np.ndarray | None = None, k: int = 2,
          strategy: str = "random", score: str = "or", batch: int | None = None,
          sample: int | None = None, time_limit: float | None = None,
          max_rounds: int | None = None, tol: float = 1e-8, seed: int | None = None,
-         device: str = "cpu", record: bool = False, threads: int | None = 1) -> OBCDResult:
+         device: str = "cpu", record: bool = False, threads: int | None = 1,
+         majorize: bool = True) -> OBCDResult:
     """Minimize F = f + h over XᵀX = I from X0 (default `initial_point`). The rounds are many
     small kernels, so CPU torch runs single-threaded unless `threads` says otherwise (None:
-    torch's setting); the previous setting is restored."""
+    torch's setting); the previous setting is restored. A quadratic f's pair models are the
+    curvature majorizer (`majorize`, the default: cheap closed forms) or exact (quartics; more
+    progress per round, fewer rounds per second), see `model.KronModel`."""
     before = torch.get_num_threads()
     if threads is not None and device == "cpu":
         torch.set_num_threads(threads)
     try:
         return _obcd(form, X0, k, strategy, score, batch, sample, time_limit, max_rounds, tol,
-                     seed, device, record)
+                     seed, device, record, majorize)
     finally:
         torch.set_num_threads(before)
 
 
 def _obcd(form, X0, k, strategy, score, batch, sample, time_limit, max_rounds, tol, seed,
-          device, record) -> OBCDResult:
+          device, record, majorize) -> OBCDResult:
     if strategy not in select.STRATEGIES:
         raise DflError(f"unknown working-set strategy `{strategy}`",
                        hint="choose one of: " + ", ".join(select.STRATEGIES))
@@ -122,7 +126,7 @@ def _obcd(form, X0, k, strategy, score, batch, sample, time_limit, max_rounds, t
     if form.nonneg and np.any(X < 0):
         raise DflError("the starting point must satisfy X >= 0")
     Xt = torch.as_tensor(X, dtype=torch.float64, device=dev)
-    model = make_model(form, Xt)
+    model = make_model(form, Xt, majorize)
     hx = lambda Z: float(h_rows(Z.reshape(-1), form.l1, form.l0, form.nonneg))  # noqa: E731
     F = model.value() + hx(model.X)
     gen = torch.Generator().manual_seed(0 if seed is None else seed)
@@ -203,8 +207,8 @@ def _apply(form, model, rows, new, delta, F, hx, k) -> tuple[float, int]:
         if F_new <= F + 0.25 * predicted:
             return F_new, len(good)
         model.restore(saved)
-        if len(good) == 1 or not model.exact:
-            if not model.exact:
+        if len(good) == 1 or not model.pair_bound:
+            if not model.pair_bound:
                 model.sigma *= 2.0
             return F, 0
         good = good[: len(good) // 2]
