@@ -37,12 +37,13 @@ def accepting(klass) -> list[str]:
 def pick(klass, requested: str = "auto") -> str:
     """The backend to use: the best for the class, or the one asked for if it can."""
     from ..errors import DflError
+    from ..words import article
 
     able = accepting(klass)
     if requested == "auto":
         if not able:
             raise DflError(
-                f"no installed backend solves {_article(klass.name)} {klass.name} model yet",
+                f"no installed backend solves {article(klass.name)} {klass.name} model yet",
                 hint="see `dfl check` for the model's class",
             )
         return able[0]
@@ -54,14 +55,10 @@ def pick(klass, requested: str = "auto") -> str:
     if requested not in able:
         hint = f"`--backend {able[0]}` can" if able else "no installed backend can yet"
         raise DflError(
-            f"backend `{requested}` doesn't accept {_article(klass.name)} {klass.name} model",
+            f"backend `{requested}` doesn't accept {article(klass.name)} {klass.name} model",
             hint=hint,
         )
     return requested
-
-
-def _article(name: str) -> str:
-    return "an" if name[0] in "AEFHILMNORSX" else "a"  # by the letter's sound: an SCM, an LP
 
 
 _PLANNED = {"cvxpy", "pyomo", "highs", "flexqp", "obcd", "fw", "aapga"}

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from .. import ast
+from ..words import article
 from .info import Curv, Info
 
 _SHORT = 40  # longest source snippet quoted in a message
@@ -146,9 +147,5 @@ def _call(checker: _HasInfos, node: ast.Call, info: Info) -> tuple[ast.Expr, str
     args = [checker.info(a) for a in node.args]
     bad = [a for a in args if a.curv not in (Curv.CONST, Curv.AFFINE)]
     arg = (bad or args[-1:] or [Info()])[0]
-    described = f"{_article(arg.curv.value)} {arg.curv.value}"
+    described = f"{article(arg.curv.value)} {arg.curv.value}"
     return node, f"`{node.func}` of {described} expression {_is(info.curv)}", None
-
-
-def _article(word: str) -> str:
-    return "an" if word[0] in "aeiou" else "a"
