@@ -237,6 +237,44 @@ def generate(
                      assets=assets, console=out)
 
 
+@app.command("train-solver")
+@guarded
+def train_solver(
+    save: Annotated[Path, typer.Option("--save", help="Write the trained policy here (.pt).")],
+    classes: Annotated[
+        str, typer.Option(help="Comma-separated OSQP benchmark classes to train on.")
+    ] = "random_qp,eq_qp,portfolio,lasso,huber,svm,control",
+    size: Annotated[int, typer.Option(help="Problem size (each class's dimension).")] = 6,
+    batch: Annotated[int, typer.Option("--batch", help="Problems per step.")] = 16,
+    steps: Annotated[int, typer.Option(help="Training steps.")] = 140,
+    unroll: Annotated[int, typer.Option(help="ADMM iterations unrolled per step.")] = 60,
+    lr: Annotated[float, typer.Option(help="Learning rate.")] = 3e-3,
+    seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Train a Deep FlexQP policy by unrolling ADMM on small QPs; save it for
+    `dfl solve --backend flexqp` (the package ships one trained this way)."""
+    import json
+    import time
+
+    from .backends.flexqp.train import train_solver as train
+
+    if min(size, batch, steps, unroll) < 1:
+        raise DflError("--size, --batch, --steps and --unroll must be positive")
+    start = time.perf_counter()
+    _, history = train(
+        classes=[c.strip() for c in classes.split(",") if c.strip()], size=size, batch=batch,
+        steps=steps, unroll=unroll, lr=lr, seed=seed, save=save,
+        progress=None if as_json else lambda k, loss: out.print(f"step {k}: loss {loss:.3f}"),
+    )
+    result = {"saved": str(save), "steps": len(history), "time_s": time.perf_counter() - start,
+              "history": history}
+    if as_json:
+        print(json.dumps(result))
+    else:
+        out.print(f"saved the policy to {save}")
+
+
 def main() -> None:  # pragma: no cover - console entry point for `python -m dfl_dsl`
     app()
 

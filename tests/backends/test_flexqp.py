@@ -47,7 +47,7 @@ def test_float32_and_the_fixed_policy_solve_the_spec_qp():
     spec = spec_dir()
     inst = dfl.load(spec / "qp.opt").bind(spec / "qp.json")
     want = expected()["qp"]["objective"]
-    sol32 = inst.solve("flexqp", dtype="float32", eps=1e-4)
+    sol32 = inst.solve("flexqp", dtype="float32", eps=1e-3)  # float32: 1e-4 can stall
     assert sol32.status == "optimal"
     assert sol32.objective == pytest.approx(want, rel=1e-3)
     fixed = inst.solve("flexqp", policy="fixed", eps=1e-7)

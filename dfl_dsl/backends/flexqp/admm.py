@@ -40,21 +40,25 @@ class Settings:
     mu_growth: float = 10.0
     mu_max: float = 1e10
     time_limit: float | None = None
-    # shared P, A: pool a policy's ρ over the batch (geometric mean per constraint) so that one
-    # cached factorization serves every problem (per-problem ρ costs a batched refactorization)
-    pool_rho: bool = True
 
 
 @dataclass
 class Params:
     """The ADMM parameters a policy sets: per-constraint ρ and μ, per-problem α. `mu_ref` is
-    the μ that `solve` raises for exactness; a policy sets μ within a decade of it (so a policy
+    the μ that `solve` raises for exactness; a policy sets μ within a decade above it (so it
     can't grow μ without bound on an infeasible problem, where the duals chase μ)."""
 
     rho: torch.Tensor  # (B, m)
     mu: torch.Tensor  # (B, m)
     alpha: torch.Tensor  # (B, 1)
     mu_ref: torch.Tensor  # (B, m)
+    # (B, 1): may the policy set μ? Not once a problem showed violated rows: the least *L1*
+    # violation needs one μ for every row (unequal μ would minimize a weighted violation)
+    mu_free: torch.Tensor
+
+    def select(self, keep: torch.Tensor) -> Params:
+        return Params(self.rho[keep], self.mu[keep], self.alpha[keep], self.mu_ref[keep],
+                      self.mu_free[keep])
 
 
 @dataclass
@@ -62,6 +66,9 @@ class State:
     x: torch.Tensor  # (B, n)
     z: torch.Tensor  # (B, m)
     y: torch.Tensor  # (B, m)
+
+    def select(self, keep: torch.Tensor) -> State:
+        return State(self.x[keep], self.z[keep], self.y[keep])
 
 
 @dataclass
@@ -78,6 +85,9 @@ class Result:
     extra: dict = field(default_factory=dict)
 
 
+OUTER_LIMIT = 2**25  # entries of the cached row outer products (m × n²) worth keeping
+
+
 class LinearSystem:
     """(P + σI + Aᵀdiag(ρ)A)⁻¹ by Cholesky: one factor for the batch when P, A and ρ are shared,
     one per problem otherwise."""
@@ -88,11 +98,23 @@ class LinearSystem:
         if qp.shared and bool((rho == rho[:1]).all()):
             M = qp.P + sigma * eye + qp.A.T @ (rho[0, :, None] * qp.A)
             self.shared = True
+        elif qp.A.dim() == 2 and qp.m * n * n <= OUTER_LIMIT:
+            # shared A, per-problem ρ: Aᵀdiag(ρ)A = Σᵢ ρᵢ aᵢaᵢᵀ is one (B, m) @ (m, n²) product
+            M = qp.P + sigma * eye + (rho @ qp.row_outer()).view(qp.batch, n, n)
+            self.shared = False
         else:
             A = qp.A if qp.A.dim() == 3 else qp.A.expand(qp.batch, -1, -1)
             M = qp.P + sigma * eye + A.transpose(1, 2) @ (rho.unsqueeze(-1) * A)
             self.shared = False
         self.L = torch.linalg.cholesky(M)
+
+    def select(self, keep: torch.Tensor) -> LinearSystem:
+        """The factors of the problems still running."""
+        if self.shared:
+            return self
+        other = object.__new__(LinearSystem)
+        other.shared, other.L = False, self.L[keep]
+        return other
 
     def solve(self, rhs: torch.Tensor) -> torch.Tensor:
         if self.shared:
@@ -139,7 +161,8 @@ def initial_params(qp: QPBatch, settings: Settings) -> Params:
     rho = torch.where(eq, rho * 1e3, torch.where(free, torch.full_like(rho, 1e-6), rho))
     mu = torch.full_like(qp.lo, settings.mu)
     alpha = torch.full((qp.batch, 1), settings.alpha, dtype=qp.q.dtype, device=qp.q.device)
-    return Params(rho, mu, alpha, mu)
+    free = torch.ones((qp.batch, 1), dtype=torch.bool, device=qp.q.device)
+    return Params(rho, mu, alpha, mu, free)
 
 
 def initial_state(qp: QPBatch, warm: State | None) -> State:
@@ -155,10 +178,13 @@ def solve(qp: QPBatch, policy=None, settings: Settings | None = None,
     """Solve a batch to OSQP's tolerances, raising μ on rows whose duals saturate it.
 
     `policy` sets ρ, μ, α (None: the fixed OSQP-like parameters); `warm` is a State in the
-    original units (x, z = Ax, y) from an earlier solve of similar problems."""
+    original units (x, z = Ax, y) from an earlier solve of similar problems. Problems leave the
+    batch as they finish, so the batch costs the sum of its problems' iterations, not B × the
+    slowest one's."""
     s = settings or Settings()
     start = time.perf_counter()
-    scaled, D = qp.row_scaled()
+    full, D = qp.row_scaled()
+    scaled = full
     state = initial_state(scaled, warm)
     if warm is not None:  # to the scaled rows: z̃ = D z, ỹ = y / D
         state = State(state.x, state.z * D, state.y / D)
@@ -168,10 +194,13 @@ def solve(qp: QPBatch, policy=None, settings: Settings | None = None,
     lin = LinearSystem(scaled, params.rho, s.sigma)
     B = qp.batch
     device = qp.q.device
-    done = torch.zeros(B, dtype=torch.bool, device=device)
+    out = State(torch.empty_like(state.x), torch.empty_like(state.z), torch.empty_like(state.y))
+    out_mu = torch.empty_like(params.mu)
     iterations = torch.full((B,), s.max_iter, dtype=torch.long, device=device)
-    last_violation = torch.full((B,), float("inf"), dtype=qp.q.dtype, device=device)
     relaxed = torch.zeros(B, dtype=torch.bool, device=device)
+    done = torch.zeros(B, dtype=torch.bool, device=device)
+    index = torch.arange(B, device=device)  # where each problem still running sits in the batch
+    last_violation = torch.full((B,), float("inf"), dtype=qp.q.dtype, device=device)
     every = getattr(policy, "every", None)
     it = 0
     while it < s.max_iter:
@@ -179,13 +208,21 @@ def solve(qp: QPBatch, policy=None, settings: Settings | None = None,
         it += 1
         if every and it % every == 0:
             params = policy.update(scaled, state, params, s)
-            if s.pool_rho and scaled.shared:
-                params.rho = params.rho.log().mean(0, keepdim=True).exp().expand_as(params.rho)
             lin = LinearSystem(scaled, params.rho, s.sigma)
-        if it % s.check_every and it != s.max_iter:
+        timed_out = s.time_limit is not None and time.perf_counter() - start > s.time_limit
+        if it % s.check_every and it != s.max_iter and not timed_out:
             continue
         r_p, r_d, e_p, e_d = residuals(scaled, state, s.eps_abs, s.eps_rel)
-        conv = (r_p <= e_p) & (r_d <= e_d) & ~done
+        conv = (r_p <= e_p) & (r_d <= e_d)
+        if policy is not None:  # a row violated at its full μ: one μ for all rows from now on
+            pinned = ((state.y.abs() >= 0.99 * params.mu)
+                      & (scaled.violation(state.x) > e_p.unsqueeze(-1))).any(-1, keepdim=True)
+            params.mu = torch.where(pinned, params.mu_ref, params.mu)
+            fresh = pinned & params.mu_free
+            if fresh.any():  # and the (feasible-trained) policy's ρ is reset to the start's
+                params.rho = torch.where(fresh, initial_params(scaled, s).rho, params.rho)
+                lin = LinearSystem(scaled, params.rho, s.sigma)
+            params.mu_free = params.mu_free & ~pinned
         if conv.any():
             viol = scaled.violation(state.x)
             violated = viol > e_p.unsqueeze(-1)
@@ -193,26 +230,41 @@ def solve(qp: QPBatch, policy=None, settings: Settings | None = None,
             has = violated.any(-1)
             # settled: the violation no longer falls as μ grows (an infeasible QP's least
             # violation), or μ can't grow
-            settled = has & ((total >= last_violation - 10 * e_p)
+            settled = has & ((total >= 0.99 * last_violation - e_p)
                              | (params.mu_ref >= s.mu_max).any(-1))
             bump = conv & has & ~settled
             if bump.any():
-                grow = bump.unsqueeze(-1) & violated
-                factor = torch.where(grow, torch.full_like(params.mu, s.mu_growth), 1.0)
-                params.mu = (params.mu * factor).clamp(max=s.mu_max)
+                grow = bump.unsqueeze(-1)
+                factor = torch.where(grow, s.mu_growth, 1.0).to(params.mu.dtype)
                 params.mu_ref = (params.mu_ref * factor).clamp(max=s.mu_max)
+                params.mu = torch.where(grow, params.mu_ref, params.mu)
+                params.mu_free = params.mu_free & ~grow
                 last_violation = torch.where(bump, total, last_violation)
             finished = conv & ~bump
-            relaxed = relaxed | (finished & has)
-            iterations = torch.where(finished, torch.full_like(iterations, it), iterations)
-            done = done | finished
-            if bool(done.all()):
-                break
-        if s.time_limit is not None and time.perf_counter() - start > s.time_limit:
+            if finished.any():
+                at = index[finished]
+                relaxed[at] = has[finished]
+                done[at] = True
+                iterations[at] = it
+                _store(out, out_mu, at, state, params.mu, finished)
+                keep = ~finished
+                if not keep.any():
+                    break
+                index, last_violation = index[keep], last_violation[keep]
+                scaled, state = scaled.select(keep), state.select(keep)
+                params, lin = params.select(keep), lin.select(keep)
+        if timed_out:
             break
+    if not bool(done.all()):  # iteration or time limit: the points reached so far
+        _store(out, out_mu, index, state, params.mu, slice(None))
     status = ["relaxed" if r else "optimal" if d else "feasible"
               for d, r in zip(done.tolist(), relaxed.tolist(), strict=True)]
-    r_p, r_d, _, _ = residuals(scaled, state, s.eps_abs, s.eps_rel)
-    return Result(x=state.x, z=state.z / D, y=state.y * D, status=status,
-                  iterations=iterations, violation=qp.violation(state.x), r_prim=r_p,
-                  r_dual=r_d, mu=params.mu * D, extra={"total_iterations": it})
+    r_p, r_d, _, _ = residuals(full, out, s.eps_abs, s.eps_rel)
+    return Result(x=out.x, z=out.z / D, y=out.y * D, status=status,
+                  iterations=iterations, violation=qp.violation(out.x), r_prim=r_p,
+                  r_dual=r_d, mu=out_mu * D, extra={"total_iterations": it})
+
+
+def _store(out: State, out_mu: torch.Tensor, at, state: State, mu: torch.Tensor, rows) -> None:
+    out.x[at], out.z[at], out.y[at] = state.x[rows], state.z[rows], state.y[rows]
+    out_mu[at] = mu[rows]

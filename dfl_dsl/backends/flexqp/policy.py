@@ -21,7 +21,8 @@ from .admm import Params, Settings, State
 from .problem import QPBatch
 
 N_FEATURES = 8
-RHO_MIN, RHO_MAX = 1e-6, 1e6
+# ρ's range: in float32 a wider spread leaves the factored matrix too ill-conditioned to solve
+RHO_RANGE = {torch.float64: (1e-6, 1e6), torch.float32: (1e-3, 1e3)}
 DEFAULT_POLICY = Path(__file__).with_name("policy.pt")
 
 
@@ -76,13 +77,19 @@ class DeepPolicy(nn.Module):
         feats, balance = features(qp, s, p)  # the policy holds the batch's dtype and device
         h = self.body(feats)
         row = self.row_head(h)
-        step = (0.5 * balance + row[..., 0]).clamp(-1, 1)
-        rho = (p.rho * 10 ** step).clamp(RHO_MIN, RHO_MAX)
-        mu = p.mu_ref * 10 ** torch.tanh(row[..., 1])
+        # trained on feasible problems only: once a problem shows violated rows (μ pinned),
+        # its ρ and α follow the rule alone
+        step = (0.5 * balance + torch.where(p.mu_free, row[..., 0], 0.0)).clamp(-1, 1)
+        low, high = RHO_RANGE.get(qp.q.dtype, RHO_RANGE[torch.float32])
+        rho = (p.rho * 10 ** step).clamp(low, high)
+        # μ only grows, to at most 10 μ_ref (a μ moving both ways would change the problem
+        # under the iterations), and only while no row has shown itself violated
+        mu = torch.where(p.mu_free, torch.maximum(p.mu, p.mu_ref * 10 ** torch.tanh(row[..., 1])),
+                         p.mu_ref)
         base = math.log(0.6 / 0.3)  # α = 1.6 with the head at zero
         logit = self.alpha_head(h.mean(1))
-        alpha = 1 + 0.9 * torch.sigmoid(logit + base)
-        return Params(rho, mu, alpha, p.mu_ref)
+        alpha = 1 + 0.9 * torch.sigmoid(torch.where(p.mu_free, logit, 0.0) + base)
+        return Params(rho, mu, alpha, p.mu_ref, p.mu_free)
 
     def save(self, path: Path, **meta) -> None:
         torch.save({"state": self.state_dict(), "hidden": self.body[0].out_features,

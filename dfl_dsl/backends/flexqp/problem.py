@@ -9,7 +9,7 @@ other constraint, so an infeasible bound is reported as a violated row too).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
@@ -32,6 +32,7 @@ class QPBatch:
     A: torch.Tensor  # (m, n) or (B, m, n)
     lo: torch.Tensor  # (B, m), may hold -inf
     hi: torch.Tensor  # (B, m), may hold +inf
+    _outer: torch.Tensor | None = field(default=None, repr=False, compare=False)
 
     @property
     def batch(self) -> int:
@@ -61,8 +62,21 @@ class QPBatch:
         B = q.shape[0]
         lo = np.broadcast_to(np.asarray(lo, dtype=float), (B, np.shape(lo)[-1]))
         hi = np.broadcast_to(np.asarray(hi, dtype=float), (B, np.shape(hi)[-1]))
-        return cls(*(torch.as_tensor(np.ascontiguousarray(a), dtype=dtype, device=device)
+        return cls(*(torch.tensor(np.asarray(a, dtype=float), dtype=dtype, device=device)
                      for a in (P, q, A, lo, hi)))
+
+    def select(self, keep: torch.Tensor) -> QPBatch:
+        """The problems where `keep` is true (shared matrices and their cache stay)."""
+        return QPBatch(self.P if self.P.dim() == 2 else self.P[keep], self.q[keep],
+                       self.A if self.A.dim() == 2 else self.A[keep], self.lo[keep],
+                       self.hi[keep], self._outer)
+
+    def row_outer(self) -> torch.Tensor:
+        """The outer products aᵢaᵢᵀ of a shared A's rows, (m, n²), computed once: a new
+        per-problem ρ then refactors with one matrix product."""
+        if self._outer is None:
+            self._outer = (self.A.unsqueeze(2) * self.A.unsqueeze(1)).reshape(self.m, -1)
+        return self._outer
 
     def Px(self, x: torch.Tensor) -> torch.Tensor:
         return mv(self.P, x)
