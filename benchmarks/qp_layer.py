@@ -100,7 +100,7 @@ def layer_part(args) -> None:
     with torch.no_grad():
         err = float(np.abs(ours(q).cpu().numpy() - reference).max())
     rows = [["Deep FlexQP layer (" + args.device + ")", fwd, both, fwd / args.batch * 1e3,
-             float(result.iterations.float().mean()), err]]
+             float(result.iterations.float().mean()), f"{err:.1e}"]]
     print(f"\n## {args.batch} QPs, n = 50, m = 100, shared P and A, varying q "
           f"(eps {args.eps:g}; torch threads {torch.get_num_threads()})\n")
     if args.peers:
@@ -109,10 +109,11 @@ def layer_part(args) -> None:
         cfwd, cboth = time_layer(cvx, qc, w.cpu(), 1)
         with torch.no_grad():
             cerr = float(np.abs(cvx(qc).numpy() - reference).max())
-        rows.append(["cvxpylayers (SCS 1e-8)", cfwd, cboth, cfwd / args.batch * 1e3, "", cerr])
+        rows.append(["cvxpylayers (SCS 1e-8)", cfwd, cboth, cfwd / args.batch * 1e3, "",
+                     f"{cerr:.1e}"])
         per, xs, iters = osqp_loop(data, q.cpu().numpy(), args.eps)
         rows.append(["OSQP loop, warm-started", per * args.batch, "", per * 1e3, iters,
-                     float(np.abs(xs - reference).max())])
+                     f"{float(np.abs(xs - reference).max()):.1e}"])
         print(table(["method", "forward s", "fwd+bwd s", "forward ms/problem", "iterations",
                      "max |x - x*|"], rows))
         print(f"\nspeed-up forward+backward vs cvxpylayers: {cboth / both:.1f}x (target >= 20x)")
