@@ -56,6 +56,7 @@ def energy(num_data: int = 300, num_features: int = 5, deg: int = 2, noise: floa
     if not np.isfinite(noise) or noise < 0:
         raise ValueError(f"noise must be a finite number >= 0, got {noise}")
     rnd = np.random.RandomState(seed)
+    instance = _instance(rnd, horizon, jobs, machines)  # first: the same for any num_data
     n, p = num_data, num_features
     hours = np.arange(horizon)
     base = 20 + 12 * np.sin(np.pi * hours / horizon) ** 2 + 8 * np.sin(2 * np.pi * hours / horizon)
@@ -70,4 +71,4 @@ def energy(num_data: int = 300, num_features: int = 5, deg: int = 2, noise: floa
         eps[..., u] = _RHO * eps[..., u - 1] + np.sqrt(1 - _RHO**2) * rnd.normal(0, 1, (n, draws))
     price = (base * level)[:, None, :] * np.exp(sigma[:, None, :] * eps
                                                 - 0.5 * sigma[:, None, :] ** 2)
-    return GeneratedData(x, {param: price}, _instance(rnd, horizon, jobs, machines))
+    return GeneratedData(x, {param: price}, instance)

@@ -18,6 +18,7 @@ def test_shapes_and_reproducibility():
     assert a.features.shape == (12, 3) and a.targets["price"].shape == (12, 5, 12)
     assert np.array_equal(a.targets["price"], b.targets["price"]) and a.instance == b.instance
     assert (a.targets["price"] > 0).all()
+    assert energy(num_data=3, seed=4, horizon=12, jobs=3).instance == a.instance
 
 
 def test_noise_depends_on_the_features():

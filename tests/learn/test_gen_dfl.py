@@ -70,6 +70,20 @@ def test_lifted_form_agrees_with_the_bridge(text, data):
     assert np.allclose(rl, direct.rl) and np.allclose(ru, direct.ru)
 
 
+def test_full_probing_gives_the_same_form(monkeypatch):
+    """Where the cheap per-scenario probes don't apply, every (scenario, entry) is probed."""
+    import dfl_dsl.learn.gen_dfl as gen_dfl
+
+    inst = bind(MIXED, {"I": [1, 2], "c": np.ones((2, 2)).tolist()})
+    fast = lift(inst, 3)
+    monkeypatch.setattr(gen_dfl, "_separable_jacobian", lambda *args: None)
+    full = lift(inst, 3)
+    theta = np.random.default_rng(0).uniform(0.1, 3.0, 6)
+    assert np.allclose(fast.objective_at(theta)[0], full.objective_at(theta)[0])
+    assert np.allclose((fast.rows_at(theta)[0] - full.rows_at(theta)[0]).toarray(), 0)
+    assert np.allclose(fast.rows_at(theta)[2], full.rows_at(theta)[2])
+
+
 def test_objective_equals_the_lp_optimum_for_mean_and_worst_terms():
     inst = bind(MIXED, {"I": [1, 2, 3], "c": np.ones((4, 3)).tolist()})
     xi = np.random.default_rng(1).uniform(0.5, 2.0, (2, 4, 3))
