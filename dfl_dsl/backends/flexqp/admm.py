@@ -32,7 +32,7 @@ class Settings:
     eps_abs: float = 1e-6
     eps_rel: float = 1e-6
     max_iter: int = 20_000
-    check_every: int = 10  # residuals are tested every few iterations (fewer device syncs)
+    check_every: int = 5  # residuals are tested every few iterations (fewer device syncs)
     sigma: float = 1e-6
     rho: float = 0.1  # OSQP's default; equality rows get 1e3 × (OSQP's rule)
     alpha: float = 1.6
