@@ -12,7 +12,7 @@ from _helpers import bind, expected, spec_dir
 from typer.testing import CliRunner
 
 from dfl_dsl.backends.obcd import obcd
-from dfl_dsl.backends.obcd.model import pair_coefficients
+from dfl_dsl.backends.obcd.model import pair_coefficients, sinusoid_coefficients
 from dfl_dsl.backends.obcd.pair import breakpoints, h_rows, rotate, solve_pairs, trig
 from dfl_dsl.backends.obcd.select import cyclic_pairs, disjoint, sample_pairs
 from dfl_dsl.cli import app
@@ -58,11 +58,17 @@ def _brute_force(x, y, coef, l1, l0, nonneg, points: int = 20001):
     return best
 
 
-@pytest.mark.parametrize(("l1", "l0", "nonneg"), [
-    (0.7, 0.0, False), (0.0, 0.5, False), (0.0, 0.0, True), (0.3, 0.0, True), (0.0, 0.0, False),
-], ids=["L1", "L0", "nonneg", "L1+nonneg", "h=0"])
-def test_breakpoint_search_finds_the_global_minimum(l1, l0, nonneg):
+@pytest.mark.parametrize(("l1", "l0", "nonneg", "sinusoid"), [
+    (0.7, 0.0, False, False), (0.0, 0.5, False, False), (0.0, 0.0, True, False),
+    (0.3, 0.0, True, False), (0.0, 0.0, False, False), (0.7, 0.0, False, True),
+    (0.0, 0.5, False, True),
+], ids=["L1", "L0", "nonneg", "L1+nonneg", "h=0", "L1 majorized", "L0 majorized"])
+def test_breakpoint_search_finds_the_global_minimum(l1, l0, nonneg, sinusoid):
+    """`sinusoid`: a2 = b2 = 0, the majorized model, which L1 solves in closed form per arc."""
     x, y, coef = _random_pairs(30, 4, nonneg, seed=int(10 * l1 + 100 * l0 + nonneg))
+    if sinusoid:
+        coef[..., 3:] = 0.0
+        coef[..., 0] = -coef[..., 1]
     step = solve_pairs(x, y, coef, l1, l0, nonneg)
     grid = _brute_force(x, y, coef, l1, l0, nonneg)
     # never worse than the grid's best (global, not local), and better by at most the grid's
@@ -98,6 +104,14 @@ def test_h_zero_majorized_pair_is_the_polar_factor():
     sign = torch.where(step.reflect, -1.0, 1.0).to(T)
     V = torch.stack([torch.stack([c, s], -1), torch.stack([-s * sign, c * sign], -1)], 1)
     assert torch.allclose(V, V_polar, atol=1e-8)
+
+
+def test_sinusoid_coefficients_are_the_isotropic_pair_coefficients():
+    g = torch.Generator().manual_seed(4)
+    x, y, gx, gy = (torch.randn(25, 6, dtype=T, generator=g) for _ in range(4))
+    sigma = torch.randn(25, dtype=T, generator=g)
+    general = pair_coefficients(x, y, gx, gy, sigma[:, None, None] * torch.eye(2, dtype=T), None)
+    assert torch.allclose(sinusoid_coefficients(x, y, gx, gy, sigma), general, atol=1e-12)
 
 
 def test_pair_coefficients_are_the_exact_change_of_a_kronecker_quadratic():
