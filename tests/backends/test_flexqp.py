@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+import torch
 from _helpers import expected, spec_dir
 from typer.testing import CliRunner
 
@@ -69,3 +70,21 @@ def test_integer_models_are_refused():
     inst = dfl.parse(text, "m.opt").bind({})
     with pytest.raises(DflError):
         inst.solve("flexqp")
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message shown without a GPU")
+def test_asking_for_cuda_without_a_gpu_is_a_user_error():
+    from dfl_dsl.errors import DflError
+
+    spec = spec_dir()
+    inst = dfl.load(spec / "qp.opt").bind(spec / "qp.json")
+    with pytest.raises(DflError, match="CUDA"):
+        inst.solve("flexqp", device="cuda")
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_the_spec_qp_on_cuda():
+    spec = spec_dir()
+    sol = dfl.load(spec / "qp.opt").bind(spec / "qp.json").solve("flexqp", device="cuda")
+    assert sol.status == "optimal"
+    assert sol.objective == pytest.approx(expected()["qp"]["objective"], rel=1e-5)
