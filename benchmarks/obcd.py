@@ -170,7 +170,7 @@ OBCD_OPTIONS = {"strategy": "greedy", "score": "sv"}
 
 
 def _line(row: dict) -> str:
-    cells = [f"{row[m][0]:.7g}" for m in _METHODS]
+    cells = [f"{row[m][0]:.3f}" for m in _METHODS]
     worst_orth = max(row[m][1] for m in _METHODS)
     return f"| {row['data']} | {row['lam']:g} | " + " | ".join(cells) + f" | {worst_orth:.0e} |"
 

@@ -115,8 +115,8 @@ class KronModel:
         """X[rows] = new, and C X R with it, from the changed rows only."""
         delta = self._right(new - self.X[rows])
         self.X = self.X.index_copy(0, rows, new)
-        if 4 * len(rows) < self.X.shape[0]:  # few rows: gather their columns of C
-            self.CXR = self.CXR + self.C[:, rows] @ delta
+        if 2 * len(rows) < self.X.shape[0]:  # few rows: C[:, rows] = C[rows]ᵀ (C symmetric),
+            self.CXR = self.CXR + (delta.T @ self.C[rows]).T  # a contiguous gather of rows
         else:  # many: one dense product beats copying most of C
             self.CXR = self.CXR + self.C @ torch.zeros_like(self.X).index_copy(0, rows, delta)
 
