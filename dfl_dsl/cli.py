@@ -112,10 +112,18 @@ def solve(
         Path | None,
         typer.Option("--write", help="pyomo: also write the model as .lp, .mps or .nl."),
     ] = None,
+    device: Annotated[
+        str, typer.Option(help="cpu | cuda: where the torch backends (flexqp, obcd, aapga) run.")
+    ] = "cpu",
+    variant: Annotated[
+        str | None,
+        typer.Option(help="fw: pairwise | vanilla | short | primal-dual | optimistic."),
+    ] = None,
 ) -> None:
     """Solve MODEL with DATA and print the solution (exit 1 if it has none)."""
     import json
 
+    from .devices import checked_device
     from .model import load
     from .solution_report import print_solution, write_json_atomic
 
@@ -123,7 +131,11 @@ def solve(
         raise DflError("--time-limit must be positive")
     m = load(model)
     inst = m.bind(data)
-    options = {"write": write} if write is not None else {}
+    options: dict = {"write": write} if write is not None else {}
+    if device != "cpu":
+        options["device"] = checked_device(device)
+    if variant is not None:
+        options["variant"] = variant
     sol = inst.solve(backend, time_limit=time_limit, seed=seed, **options)
     payload = sol.to_json()
     if as_json:
@@ -164,14 +176,26 @@ def train(
     epochs: Annotated[int, typer.Option(help="Passes over the training set.")] = 10,
     batch_size: Annotated[int, typer.Option("--batch-size", help="Samples per step.")] = 32,
     lr: Annotated[float, typer.Option(help="Learning rate.")] = 1e-2,
-    optimizer: Annotated[str, typer.Option(help="adam | adamw")] = "adam",
+    optimizer: Annotated[str, typer.Option(help="adam | adamw | sgd (momentum 0.9)")] = "adam",
     weight_decay: Annotated[float, typer.Option("--weight-decay")] = 0.0,
     cautious_wd: Annotated[
         bool, typer.Option("--cautious-wd", help="AdamW with cautious weight decay.")
     ] = False,
     device: Annotated[str, typer.Option(help="cpu | cuda")] = "cpu",
     seed: Annotated[int, typer.Option(help="Random seed.")] = 135,
-    processes: Annotated[int, typer.Option(help="Solver processes for the oracle.")] = 1,
+    processes: Annotated[
+        int, typer.Option(help="Solver workers for the oracle (processes or Ray actors).")
+    ] = 1,
+    executor: Annotated[
+        str, typer.Option(help="processes | ray: where the oracle's workers run.")
+    ] = "processes",
+    ray_address: Annotated[
+        str | None, typer.Option("--ray-address", help="ray: the cluster (default: local).")
+    ] = None,
+    distributed: Annotated[
+        bool, typer.Option("--distributed",
+                           help="Data-parallel training across the ranks torchrun starts.")
+    ] = False,
     save: Annotated[Path | None, typer.Option(help="Write the trained predictor here.")] = None,
     plot: Annotated[Path | None, typer.Option(help="Save the training curve as PNG.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
@@ -185,9 +209,10 @@ def train(
         model, data, train_file, test_file, loss=loss, predictor=predictor, epochs=epochs,
         batch_size=batch_size, lr=lr, optimizer=optimizer, weight_decay=weight_decay,
         cautious_wd=cautious_wd, device=device, seed=seed, processes=processes, save=save,
-        plot=plot, console=err if as_json else out, progress=True,
+        plot=plot, console=err if as_json else out, progress=True, executor=executor,
+        ray_address=ray_address, distributed=distributed,
     )
-    if as_json:
+    if as_json and result is not None:  # under --distributed, rank 0 reports
         print(json.dumps(result))
 
 

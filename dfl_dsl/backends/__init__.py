@@ -17,7 +17,7 @@ REGISTRY: dict[str, tuple[str, frozenset[str]]] = {
 
 # for each class, the backends to try, best first (only registered ones are offered)
 PREFERENCE: dict[str, tuple[str, ...]] = {
-    "LP": ("highs", "pyomo", "cvxpy"),
+    "LP": ("highs", "pyomo", "cvxpy", "flexqp"),
     "MILP": ("highs", "pyomo", "cvxpy"),
     "QP": ("highs", "cvxpy", "pyomo", "flexqp", "fw"),
     "MIQP": (),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-OPTIMIZERS = ("adam", "adamw")
+OPTIMIZERS = ("adam", "adamw", "sgd")
 
 
 class CautiousWeightDecay:
@@ -44,9 +44,11 @@ def make_optimizer(params, name: str = "adam", lr: float = 1e-2, weight_decay: f
                    cautious: bool = False):
     name = name.lower()
     if name not in OPTIMIZERS:
-        raise ValueError(f"unknown optimizer `{name}` (use adam or adamw)")
+        raise ValueError(f"unknown optimizer `{name}` (use adam, adamw or sgd)")
     if cautious:
         return CautiousWeightDecay(torch.optim.Adam(params, lr=lr), weight_decay)
     if name == "adamw":
         return torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay)
+    if name == "sgd":
+        return torch.optim.SGD(params, lr=lr, momentum=0.9, weight_decay=weight_decay)
     return torch.optim.Adam(params, lr=lr, weight_decay=weight_decay)

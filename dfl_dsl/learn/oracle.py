@@ -8,15 +8,14 @@ losses share one solver-oracle interface; Tang & Khalil, "PyEPO", Math. Prog. Co
 
 from __future__ import annotations
 
-import multiprocessing as mp
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
-from ..backends.highs import HighsModel
 from ..compile.linear import LinearForm
 from ..errors import DflError
+from .executors import EXECUTORS, Executor, make_executor, solve_with, warm_model
 
 
 @dataclass
@@ -34,7 +33,8 @@ class Oracle:
     `pool` keeps every distinct solution seen (the solution pool that NCE and caching use).
     """
 
-    def __init__(self, inst, *, processes: int = 1, time_limit: float | None = None) -> None:
+    def __init__(self, inst, *, processes: int = 1, time_limit: float | None = None,
+                 executor: str = "processes", ray_address: str | None = None) -> None:
         form = inst.linear_form()
         if form.n_theta == 0 or not inst.predicted:
             raise DflError(
@@ -59,10 +59,15 @@ class Oracle:
         self.n = form.n
         self.time_limit = time_limit
         self.theta_index = _predicted_index(inst)
-        self._model = HighsModel(form, theta=np.zeros(form.n_theta), time_limit=time_limit)
+        if executor not in EXECUTORS:
+            raise DflError(f"unknown executor `{executor}`",
+                           hint="use one of: " + ", ".join(EXECUTORS))
+        self._model = warm_model(form, time_limit)
         self.solver_calls = 0
         self.processes = max(1, int(processes))
-        self._workers = None
+        self.executor = executor
+        self.ray_address = ray_address
+        self._workers: Executor | None = None
         self.pool: dict[bytes, np.ndarray] = {}
         c_theta = form.c_theta.tocsc()[:, self.theta_index]
         self._c = torch.as_tensor(form.c, dtype=torch.float64)
@@ -92,7 +97,7 @@ class Oracle:
         costs = np.atleast_2d(np.asarray(costs, dtype=float))
         if not np.all(np.isfinite(costs)):
             raise FloatingPointError("non-finite predicted costs reached the solver")
-        if self.processes > 1 and len(costs) >= 2 * self.processes:
+        if self._parallel(len(costs)):
             w = self._solve_parallel(costs)
         else:
             w = np.stack([self._solve_one(c) for c in costs])
@@ -101,18 +106,22 @@ class Oracle:
             self.pool.setdefault(np.round(row, 9).tobytes(), row)
         return Batch(w, objective)
 
+    def _parallel(self, batch: int) -> bool:
+        # a local pool pays from two samples per worker; Ray is asked for every batch
+        if self.executor == "ray":
+            return True
+        return self.processes > 1 and batch >= 2 * self.processes
+
     def _solve_one(self, c: np.ndarray) -> np.ndarray:
         self.solver_calls += 1
-        return _solve_with(self._model, c)
+        return solve_with(self._model, c)
 
     def _solve_parallel(self, costs: np.ndarray) -> np.ndarray:
         if self._workers is None:
-            ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
-            self._workers = ctx.Pool(self.processes, _worker_init, (self.form, self.time_limit))
-        chunks = np.array_split(costs, self.processes)
-        parts = self._workers.map(_worker_solve, chunks)
+            self._workers = make_executor(self.executor, self.form, workers=self.processes,
+                                          time_limit=self.time_limit, address=self.ray_address)
         self.solver_calls += len(costs)
-        return np.concatenate(parts)
+        return self._workers.solve(costs)
 
     def solve_theta(self, theta: np.ndarray | torch.Tensor) -> Batch:
         """Decisions for predicted params θ (B, n_theta)."""
@@ -126,7 +135,6 @@ class Oracle:
     def close(self) -> None:
         if self._workers is not None:
             self._workers.close()
-            self._workers.join()
             self._workers = None
 
     def __del__(self) -> None:  # pragma: no cover - best effort
@@ -144,26 +152,3 @@ def _predicted_index(inst) -> np.ndarray:
         if entity.decl.is_predicted:
             parts.append(entity.offset - start + np.arange(entity.size))
     return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
-
-
-def _solve_with(model: HighsModel, c: np.ndarray) -> np.ndarray:
-    """argmin cᵀw on a loaded model, or a DflError saying why there is none."""
-    model.set_objective(c, 0.0)
-    x = model.solve_fast()
-    if x is None:
-        result = model.solve(want_duals=False)
-        raise DflError(f"the oracle found no solution (status {result.status})")
-    return x
-
-
-_worker_model: HighsModel | None = None
-
-
-def _worker_init(form: LinearForm, time_limit: float | None) -> None:
-    global _worker_model
-    _worker_model = HighsModel(form, theta=np.zeros(form.n_theta), time_limit=time_limit)
-
-
-def _worker_solve(costs: np.ndarray) -> np.ndarray:
-    out = [_solve_with(_worker_model, c) for c in costs]
-    return np.stack(out) if out else np.zeros((0, _worker_model.form.n))

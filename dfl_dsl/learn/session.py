@@ -57,12 +57,19 @@ def _check_features(data: DFLData, width: int, source) -> None:
 def train_command(model_path: Path, data, train_file, test_file, *, loss: str, predictor: str,
                   epochs: int, batch_size: int, lr: float, optimizer: str, weight_decay: float,
                   cautious_wd: bool, device: str, seed: int, processes: int, save, plot,
-                  console: Console, progress: bool = True) -> dict:
+                  console: Console, progress: bool = True, executor: str = "processes",
+                  ray_address: str | None = None, distributed: bool = False) -> dict | None:
+    """`dfl train`; under --distributed every rank trains and only rank 0 reports (the
+    others return None)."""
     for path, suffix in ((save, None), (plot, ".png")):
         if path is not None and suffix and Path(path).suffix.lower() != suffix:
             raise DflError(f"--plot writes a PNG file: {path} should end in {suffix}")
     inst, train, test = _instance_and_data(model_path, data, train_file, test_file)
     if isinstance(train, ScenarioData):
+        if distributed or executor != "processes":
+            raise DflError("--distributed and --executor ray train predictors of `predicted` "
+                           "params; models with `uncertain` params train in one process",
+                           filename=str(model_path))
         return _train_scenarios(inst, train, test, loss=loss, epochs=epochs,
                                 batch_size=batch_size, lr=lr, device=device, seed=seed,
                                 save=save, plot=plot, console=console, progress=progress)
@@ -70,14 +77,28 @@ def train_command(model_path: Path, data, train_file, test_file, *, loss: str, p
         raise DflError(f"--loss {loss} learns the distribution of `uncertain` params; this model "
                        "has none", hint="mark them `: uncertain`, or use spo+, pfyl, dbb, nce, mse",
                        filename=str(model_path))
-    trainer = Trainer(
-        inst, loss, predictor, epochs=epochs, batch_size=batch_size, lr=lr, optimizer=optimizer,
-        weight_decay=weight_decay, cautious_wd=cautious_wd, device=device, seed=seed,
-        processes=processes, console=console, progress=progress,
-    )
-    start = time.perf_counter()
-    history = trainer.fit(train, test, "test" if test is not None else "val")
-    elapsed = time.perf_counter() - start
+    shard = None
+    if distributed:
+        from . import distributed as dist
+
+        shard = dist.init(device)
+        device = str(shard.device)
+    try:
+        trainer = Trainer(
+            inst, loss, predictor, epochs=epochs, batch_size=batch_size, lr=lr,
+            optimizer=optimizer, weight_decay=weight_decay, cautious_wd=cautious_wd,
+            device=device, seed=seed, processes=processes, executor=executor,
+            ray_address=ray_address, shard=shard, console=console, progress=progress,
+        )
+        start = time.perf_counter()
+        history = trainer.fit(train, test, "test" if test is not None else "val")
+        elapsed = time.perf_counter() - start
+    finally:
+        if shard is not None:
+            dist.close()
+    if shard is not None and not shard.is_main:
+        trainer.oracle.close()
+        return None
     result = {
         "regret": trainer.regret(test) if test is not None else trainer.regret(train),
         "regret_on": "test" if test is not None else "train",
@@ -89,6 +110,8 @@ def train_command(model_path: Path, data, train_file, test_file, *, loss: str, p
                                   4),
         "history": history.epochs,
     }
+    if shard is not None:
+        result["ranks"] = shard.world
     if save is not None:
         trainer.save(save)
         result["checkpoint"] = str(save)

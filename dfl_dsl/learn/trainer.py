@@ -14,10 +14,12 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from torch import nn
 
+from ..devices import checked_device
 from ..errors import DflError
 from .dataset import DFLData
+from .distributed import Shard
 from .losses import LOSSES
-from .metrics import normalized_regret
+from .metrics import normalized_regret, true_objective
 from .optim import OPTIMIZERS, make_optimizer
 from .oracle import Oracle
 from .predictors import PREDICTORS, describe, make_predictor
@@ -46,6 +48,8 @@ class Trainer:
                  optimizer: str = "adam", weight_decay: float = 0.0, cautious_wd: bool = False,
                  device: str = "cpu", seed: int = 135, hidden: int = 64,
                  loss_options: dict | None = None, processes: int = 1,
+                 executor: str = "processes", ray_address: str | None = None,
+                 shard: Shard | None = None,
                  console: Console | None = None, progress: bool = True) -> None:
         if loss not in LOSSES:
             raise DflError(f"unknown loss `{loss}`", hint="use one of: " + ", ".join(LOSSES))
@@ -57,12 +61,11 @@ class Trainer:
         if optimizer.lower() not in OPTIMIZERS:
             raise DflError(f"unknown optimizer `{optimizer}`",
                            hint="use one of: " + ", ".join(OPTIMIZERS))
-        if device != "cpu" and not device.startswith("cuda"):
-            raise DflError(f"unknown device `{device}`", hint="use cpu or cuda")
-        if device.startswith("cuda") and not torch.cuda.is_available():
-            raise DflError("--device cuda: no CUDA device is available here", hint="use cpu")
+        checked_device(device)
         self.inst = inst
-        self.oracle = Oracle(inst, processes=processes)
+        self.oracle = Oracle(inst, processes=processes, executor=executor,
+                             ray_address=ray_address)
+        self.shard = shard  # data-parallel training: this rank's place (see .distributed)
         self.loss_name = loss
         self.loss_fn = LOSSES[loss](self.oracle, **(loss_options or {}))
         self.epochs, self.batch_size, self.lr = epochs, batch_size, lr
@@ -74,7 +77,7 @@ class Trainer:
         self.optimizer_options = dict(name=optimizer, lr=lr, weight_decay=weight_decay,
                                       cautious=cautious_wd)
         self.console = console or Console(stderr=True)
-        self.show_progress = progress
+        self.show_progress = progress and (shard is None or shard.is_main)
         self.history = History()
 
     # ------------------------------------------------------------------ model
@@ -108,13 +111,15 @@ class Trainer:
     # ------------------------------------------------------------------ training
     def fit(self, train: DFLData, monitor: DFLData | None = None,
             monitor_label: str = "val") -> History:
-        train.solved(self.oracle)
+        self._solve_data(train)
         if monitor is not None:
-            monitor.solved(self.oracle)
+            self._solve_data(monitor)
         self._build(train.features.shape[1])
         if isinstance(self.loss_fn, nn.Module) and hasattr(self.loss_fn, "seed_pool"):
             self.loss_fn.seed_pool(train.w)
         optimizer = make_optimizer(self.predictor.parameters(), **self.optimizer_options)
+        shard = self.shard
+        model = self.predictor if shard is None else shard.wrap(self.predictor)
         generator = torch.Generator().manual_seed(self.seed)
         x_all = torch.as_tensor(train.features, dtype=torch.float32)
         t_all = torch.as_tensor(train.theta, dtype=torch.float64)
@@ -141,26 +146,32 @@ class Trainer:
                 order = torch.randperm(n, generator=generator)
                 total = 0.0
                 for b in range(batches):
-                    idx = order[b * self.batch_size : (b + 1) * self.batch_size]
+                    batch = order[b * self.batch_size : (b + 1) * self.batch_size]
+                    idx = batch if shard is None else shard.share(batch)
                     x = x_all[idx].to(self.device)
-                    theta_hat = self.predictor(x).double()
-                    if not torch.isfinite(theta_hat).all():
+                    theta_hat = model(x).double()
+                    if not self._everywhere(torch.isfinite(theta_hat).all()):
                         raise TrainingError(
                             f"non-finite predictions at epoch {epoch}, batch {b + 1}",
                             hint="lower the learning rate (--lr) or scale the features",
                         )
-                    loss = self.loss_fn(theta_hat, t_all[idx].to(theta_hat.device),
-                                         w_all[idx].to(theta_hat.device),
-                                         z_all[idx].to(theta_hat.device))
-                    if not torch.isfinite(loss):
+                    if len(idx):
+                        loss = self.loss_fn(theta_hat, t_all[idx].to(theta_hat.device),
+                                             w_all[idx].to(theta_hat.device),
+                                             z_all[idx].to(theta_hat.device))
+                    else:  # a short last batch left this rank nothing; it still all-reduces
+                        loss = theta_hat.sum() * 0.0
+                    if not self._everywhere(torch.isfinite(loss)):
                         raise TrainingError(
                             f"non-finite loss at epoch {epoch}, batch {b + 1}",
                             hint="lower the learning rate (--lr)",
                         )
+                    scale = 1.0 if shard is None else shard.loss_scale(len(idx), len(batch))
                     optimizer.zero_grad()
-                    loss.backward()
+                    (loss * scale).backward()
                     optimizer.step()
-                    total += float(loss.detach()) * len(idx)
+                    part = float(loss.detach()) * len(idx)
+                    total += part if shard is None else shard.sum(part)
                     progress.update(task, advance=1, epoch=epoch, loss=total / min(
                         n, (b + 1) * self.batch_size))
                 train_time = time.perf_counter() - start
@@ -170,6 +181,24 @@ class Trainer:
                     progress.update(task, regret=f"{record[f'{monitor_label}_regret']:.4f}")
                 self.history.epochs.append(record)
         return self.history
+
+    def _solve_data(self, data: DFLData) -> None:
+        """The data's true decisions; under --distributed each rank solves its share."""
+        if self.shard is None or data.w is not None:
+            data.solved(self.oracle)
+            return
+        shard, n = self.shard, len(data)
+        mine = np.arange(shard.rank, n, shard.world)
+        costs = self.oracle.costs(torch.as_tensor(data.theta[mine], dtype=torch.float64))
+        w = shard.gather_rows(self.oracle.solve(costs.numpy()).w, n)
+        data.w, data.z = w, true_objective(self.oracle, data.theta, w)
+
+    def _everywhere(self, ok: torch.Tensor) -> bool:
+        """A check every rank agrees on (one rank stopping alone would hang the others)."""
+        ok = bool(ok)
+        if self.shard is None:
+            return ok
+        return self.shard.sum(0.0 if ok else 1.0) == 0.0
 
     # ------------------------------------------------------------------ checkpoints
     def save(self, path: str | Path) -> None:
@@ -260,8 +289,7 @@ class ScenarioTrainer:
         if epochs < 1 or batch_size < 1 or lr <= 0 or scenarios < 1 or beta < 0:
             raise DflError("epochs, batch size and scenarios must be >= 1, the learning rate > 0 "
                            "and beta >= 0")
-        if device.startswith("cuda") and not torch.cuda.is_available():
-            raise DflError("--device cuda: no CUDA device is available here", hint="use cpu")
+        checked_device(device)
         self.inst, self.loss_name = inst, loss
         self.objective = ScenarioObjective(inst)
         self.point = loss in ("mse", "spo+")

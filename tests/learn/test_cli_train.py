@@ -123,7 +123,7 @@ def test_train_without_data_or_a_recipe_exits_2(files, tmp_path):
     (["--loss", "hinge"], "unknown loss `hinge`"),
     (["--plot", "curve.svg"], "--plot writes a PNG"),
     (["--epochs", "0"], "epochs"),
-    (["--optimizer", "sgd"], "unknown optimizer `sgd`"),
+    (["--optimizer", "rmsprop"], "unknown optimizer `rmsprop`"),
     (["--predictor", "forest"], "unknown predictor `forest`"),
 ])
 def test_train_option_mistakes_exit_2(files, args, words):

@@ -59,5 +59,11 @@ def test_factory_names():
     adam = make_optimizer(p, "Adam", lr=0.1, weight_decay=0.01)
     assert type(adam) is torch.optim.Adam and adam.param_groups[0]["weight_decay"] == 0.01
     assert type(make_optimizer(p, "adamw", weight_decay=0.1)) is torch.optim.AdamW
-    with pytest.raises(ValueError, match="unknown optimizer `sgd`"):
-        make_optimizer(p, "sgd")
+    with pytest.raises(ValueError, match="unknown optimizer `rmsprop`"):
+        make_optimizer(p, "rmsprop")
+
+
+def test_sgd_with_momentum():
+    p = [torch.nn.Parameter(torch.ones(2))]
+    opt = make_optimizer(p, "sgd", lr=0.1)
+    assert isinstance(opt, torch.optim.SGD) and opt.defaults["momentum"] == 0.9

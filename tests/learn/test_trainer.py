@@ -99,7 +99,7 @@ def test_non_finite_predictions_stop_training_naming_epoch_and_batch(sp_inst, sp
     ({"batch_size": 0}, "batch size"),
     ({"lr": 0.0}, "learning rate"),
     ({"predictor": "forest"}, "unknown predictor `forest`"),
-    ({"optimizer": "sgd"}, "unknown optimizer `sgd`"),
+    ({"optimizer": "rmsprop"}, "unknown optimizer `rmsprop`"),
     ({"device": "tpu"}, "unknown device `tpu`"),
 ], ids=["loss", "epochs", "batch", "lr", "predictor", "optimizer", "device"])
 def test_bad_settings_are_refused(sp_inst, options, words):

@@ -1,0 +1,113 @@
+"""Every GPU path and GPU benchmark in one short run, with a JSON report.
+
+For a machine with CUDA (the project's CI has none): each check runs as its own subprocess
+with a time limit, so one failure doesn't hide the others, and the whole run stays under
+8 minutes. The report lists, per check, its command, exit status, wall time, what it measured
+(the JSON it printed, when it prints one) and the tail of its output.
+
+    python benchmarks/gpu_check.py --out gpu_report.json
+    python benchmarks/gpu_check.py --device cpu --only flexqp_solve   # try the script here
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SPEC = ROOT.parent / "shared" / "spec"
+DFL = [sys.executable, "-m", "dfl_dsl.cli"]
+
+
+def checks(device: str) -> list[tuple[str, list[str], float]]:
+    """(name, argv, time limit in s); run in this order."""
+    sp = ROOT / "examples" / "shortest_path" / "shortest_path.opt"
+    energy = ROOT / "examples" / "energy_schedule" / "energy_schedule.opt"
+    return [
+        ("torch_cuda", [sys.executable, "-c", (
+            "import json, torch; print(json.dumps({'cuda': torch.cuda.is_available(), "
+            "'device': torch.cuda.get_device_name(0) if torch.cuda.is_available() else None, "
+            "'torch': torch.__version__}))")], 30),
+        ("flexqp_solve", [*DFL, "solve", str(SPEC / "qp.opt"), "--data", str(SPEC / "qp.json"),
+                          "--backend", "flexqp", "--device", device, "--json"], 60),
+        ("flexqp_relaxed", [*DFL, "solve", str(SPEC / "qp.opt"), "--data",
+                            str(SPEC / "qp_infeasible.json"), "--backend", "flexqp", "--device",
+                            device, "--json"], 60),
+        ("qp_layer_batch_10000", [sys.executable, str(ROOT / "benchmarks" / "qp_layer.py"),
+                                  "--batch", "10000", "--device", device, "--no-peers"], 150),
+        ("obcd_sparse_pca", [*DFL, "solve", str(SPEC / "sparse_pca.opt"), "--data",
+                             str(SPEC / "sparse_pca.json"), "--backend", "obcd", "--device",
+                             device, "--json"], 60),
+        ("aapga_coverage", [*DFL, "solve", str(SPEC / "coverage.opt"), "--data",
+                            str(SPEC / "coverage.json"), "--backend", "aapga", "--device", device,
+                            "--json"], 60),
+        ("train_shortest_path", [*DFL, "train", str(sp), "--epochs", "2", "--device", device,
+                                 "--json"], 90),
+        ("train_gen_dfl_energy", [*DFL, "train", str(energy), "--loss", "gen-dfl", "--epochs",
+                                  "1", "--device", device, "--json"], 120),
+        ("cuda_tests", [sys.executable, "-m", "pytest", "-q", "-x", "-k", "cuda or gpu",
+                        str(ROOT / "tests")], 150),
+    ]
+
+
+def run_check(name: str, argv: list[str], limit: float, work: Path) -> dict:
+    start = time.perf_counter()
+    try:
+        proc = subprocess.run(argv, cwd=work, capture_output=True, text=True, timeout=limit,
+                              env={**os.environ, "PYTHONPATH": str(ROOT)})
+        rc, stdout, stderr = proc.returncode, proc.stdout, proc.stderr
+    except subprocess.TimeoutExpired as exc:
+        rc, stdout, stderr = "timeout", exc.stdout or "", exc.stderr or ""
+        stdout = stdout.decode() if isinstance(stdout, bytes) else stdout
+        stderr = stderr.decode() if isinstance(stderr, bytes) else stderr
+    wall = time.perf_counter() - start
+    measured = None
+    for line in reversed(stdout.strip().splitlines()):
+        if line.startswith("{"):
+            try:
+                measured = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(measured.get("variables"), dict):
+                measured.pop("variables")  # keep the report readable
+            break
+    return {"check": name, "command": " ".join(argv), "rc": rc, "ok": rc == 0,
+            "wall_s": round(wall, 2), "limit_s": limit, "measured": measured,
+            "tail": (stdout + stderr)[-2000:]}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--device", default="cuda")
+    ap.add_argument("--only", default=None, help="comma-separated check names")
+    ap.add_argument("--out", type=Path, default=Path("gpu_report.json"))
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        selected = checks(args.device)
+        if args.only:
+            wanted = set(args.only.split(","))
+            selected = [c for c in selected if c[0] in wanted]
+        report = {"device": args.device, "checks": []}
+        total = time.perf_counter()
+        for name, argv, limit in selected:
+            row = run_check(name, argv, limit, work)
+            report["checks"].append(row)
+            print(f"{name:24} {'ok' if row['ok'] else 'FAILED (' + str(row['rc']) + ')':14} "
+                  f"{row['wall_s']:8.2f} s", flush=True)
+        report["total_s"] = round(time.perf_counter() - total, 2)
+    args.out.write_text(json.dumps(report, indent=1))
+    failed = [c["check"] for c in report["checks"] if not c["ok"]]
+    print(f"total {report['total_s']} s; {len(failed)} failed {failed or ''}; "
+          f"report in {args.out}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
