@@ -29,6 +29,7 @@ from .values import (
     expand,
     flat_data,
     index_map,
+    inner,
     matmul,
     multiply,
     negate,
@@ -562,6 +563,8 @@ class Evaluator:
                 raise DflError(f"cvar's level must be in [0, 1), got {level:g}", node.args[0].pos)
             args = [self.number(node.args[1], frame)]
             return self._risk("cvar", args[0], frame, level)
+        if name == "trace" and isinstance(node.args[0], ast.BinOp) and node.args[0].op == "@":
+            return self._trace_of_product(node, frame)
         args = [self.number(a, frame) for a in node.args]
         n, width = frame.n, self.ctx.width
         if name == "sum":
@@ -679,6 +682,18 @@ class Evaluator:
         diag = (np.arange(lead)[:, None] * k * k + np.arange(k)[None, :] * (k + 1)).ravel()
         starts = np.arange(0, lead * k + 1, max(k, 1), dtype=np.int64)
         return Val(arg.payload.take(diag).segment_sum(starts), arg.framed, ())
+
+    def _trace_of_product(self, node: ast.Call, frame: Frame) -> Val:
+        """trace(A @ B) = Σ_ik A[i, k] B[k, i]: the product's diagonal alone. Forming A @ B first
+        costs p times more (p = its side): for trace(Xᵀ C X), X n × r, the r² entries of XᵀCX
+        hold r²n² quadratic terms, the diagonal only rn²."""
+        product = node.args[0]
+        a = self.number(product.left, frame)
+        b = self.number(product.right, frame)
+        if len(a.shape) == 2 and len(b.shape) == 2 and a.shape == tuple(reversed(b.shape)):
+            return inner(a, transpose(b, frame.n), frame.n, self.ctx.width)
+        # not square (or not matrices): the ordinary path reports the error where it is
+        return self._trace(node, self.number(product, frame), frame)
 
     def _diag(self, arg: Val, frame: Frame) -> Val:
         if len(arg.shape) == 2:

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from .gram import assemble, dense_triplets, quadratic_pairs
+
 
 def _csr(data, indices, indptr, shape) -> sp.csr_array:
     return sp.csr_array((data, indices, indptr), shape=shape)
@@ -116,8 +118,12 @@ class Poly:
     def __add__(self, other: Poly) -> Poly:
         const = self.const + other.const
         lin = (self.lin + other.lin).tocsr()
-        if self.quad is None and other.quad is None:
+        mine, theirs = _has_quad(self), _has_quad(other)
+        if not mine and not theirs:
             return Poly(const, lin)
+        if mine != theirs:  # one side's pairs carry over as they are: no merge, no sort
+            keep = self if mine else other
+            return Poly(const, lin, keep.quad, keep.pairs)
         quad, pairs = _merge_quads(self, other)
         return Poly(const, lin, quad, pairs)
 
@@ -149,35 +155,69 @@ class Poly:
         lin = self.lin
         const = self.const
         if weight is None:
-            gram = (lin.T @ lin).tocoo()
+            pairs, values = quadratic_pairs(lin, lin)
             ctl = lin.T @ const
             c0 = float(const @ const)
         else:
             w = sp.csr_array(weight) if sp.issparse(weight) else np.asarray(weight)
-            wl = w @ lin
-            gram = sp.coo_array(lin.T @ wl)
-            ctl = (wl.T @ const) + (lin.T @ (w @ const))
-            ctl = 0.5 * ctl
+            pairs, values = _weighted_pairs(lin, w)
+            ctl = 0.5 * ((w.T @ const) @ lin + (w @ const) @ lin)
             c0 = float(const @ (w @ const))
-        return _from_symmetric(gram, 2.0 * np.asarray(ctl).ravel(), c0, self.width)
+        return _one_row(pairs, values, 2.0 * np.asarray(ctl).ravel(), c0)
+
+    def inner_sum(self, other: Poly, starts: np.ndarray) -> Poly:
+        """Sums of rowwise products over contiguous row groups: out[g] = Σ_{t∈g} self[t]·other[t]
+        (rows starts[g]:starts[g+1], the groups covering all rows, as in `segment_sum`); a
+        matmul's and a trace's reduction.
+
+        Group g's quadratic part is zᵀ L1_gᵀ L2_g z, one matrix product (`gram`) that sums the
+        repeated pairs as it goes, instead of one outer product per row followed by a global
+        sort of every product term."""
+        if self.degree == 0 or other.degree == 0:
+            return self.times(other).segment_sum(starts)
+        if self.degree + other.degree > 2:
+            raise ValueError("product of degree > 2")
+        # (c1 + l1)(c2 + l2) = c2 (c1 + l1) + c1 l2 + l1 l2; a zero constant adds nothing
+        groups = len(starts) - 1
+        quad, pairs = _bilinear_groups(self.lin, other.lin, starts)
+        out = Poly(np.zeros(groups), Poly.zeros(groups, self.width).lin, quad, pairs)
+        if other.const.any():
+            out = out + self.scale(other.const).segment_sum(starts)
+        if self.const.any():
+            out = out + Poly(np.zeros(self.rows), other.scale(self.const).lin).segment_sum(starts)
+        return out
 
 
-def _from_symmetric(gram: sp.coo_array, linear: np.ndarray, const: float, width: int) -> Poly:
-    """A one-row Poly zᵀ G z + linear @ z + const from a symmetric sparse G."""
-    gram = sp.coo_array(gram)
-    a, b, v = gram.row.astype(np.int64), gram.col.astype(np.int64), gram.data
-    keep = a <= b
-    a, b, v = a[keep], b[keep], np.where(a[keep] == b[keep], v[keep], 2 * v[keep])
-    nz = v != 0
-    a, b, v = a[nz], b[nz], v[nz]
-    pairs, inverse = _unique_pairs(a, b, width)
-    values = np.bincount(inverse, weights=v, minlength=len(pairs))
-    quad = _csr(values, np.arange(len(pairs), dtype=np.int64),
-                np.array([0, len(pairs)], dtype=np.int64), (1, len(pairs)))
-    nzl = np.nonzero(linear)[0]
-    lin = _csr(linear[nzl], nzl.astype(np.int64), np.array([0, len(nzl)], dtype=np.int64),
-               (1, width))
-    return Poly(np.array([const]), lin, quad, pairs)
+def _weighted_pairs(lin: sp.csr_array, w) -> tuple[np.ndarray, np.ndarray]:
+    """zᵀ Lᵀ W L z over the symbols L uses: a dense W makes W L dense, so it is formed on those
+    columns only, never on all of z."""
+    lin = sp.csr_array(lin)
+    cols = np.unique(lin.indices)
+    used = lin[:, cols]
+    wl = w @ used
+    if sp.issparse(wl):
+        pairs, values = quadratic_pairs(used, sp.csr_array(wl))
+        return cols[pairs], values
+    return assemble([dense_triplets(used.T @ wl, cols)], lin.shape[1])
+
+
+def _one_row(pairs: np.ndarray, values: np.ndarray, linear: np.ndarray, const: float) -> Poly:
+    """A one-row Poly Σ values·z_a·z_b + linear @ z + const."""
+    return Poly(np.array([const]), _row(linear), _quad_row(values), pairs)
+
+
+def _row(values: np.ndarray) -> sp.csr_array:
+    """A dense vector as a one-row sparse matrix of its nonzeros."""
+    nz = np.nonzero(values)[0]
+    return _csr(values[nz], nz.astype(np.int64), np.array([0, len(nz)], dtype=np.int64),
+                (1, len(values)))
+
+
+def _quad_row(values: np.ndarray) -> sp.csr_array:
+    """One row holding every pair: `values` over pairs 0..P-1."""
+    count = len(values)
+    return _csr(values, np.arange(count, dtype=np.int64), np.array([0, count], dtype=np.int64),
+                (1, count))
 
 
 def _unique_pairs(a: np.ndarray, b: np.ndarray, width: int):
@@ -185,6 +225,10 @@ def _unique_pairs(a: np.ndarray, b: np.ndarray, width: int):
     uniq, inverse = np.unique(codes, return_inverse=True)
     pairs = np.stack([uniq // width, uniq % width], axis=1).astype(np.int64)
     return pairs, inverse
+
+
+def _has_quad(p: Poly) -> bool:
+    return p.quad is not None and p.quad.nnz > 0
 
 
 def _merge_quads(p: Poly, q: Poly):
@@ -221,3 +265,23 @@ def _outer_rows(l1: sp.csr_array, l2: sp.csr_array) -> Poly:
     v = l1.data[i1] * l2.data[i2]
     quad, pairs = _quad_from_triplets(rows, a, b, v, nrows, width)
     return Poly(np.zeros(nrows), Poly.zeros(nrows, width).lin, quad, pairs)
+
+
+def _bilinear_groups(l1: sp.csr_array, l2: sp.csr_array, starts: np.ndarray):
+    """Quadratic parts of Σ_{t∈g} (l1_t·z)(l2_t·z) for each row group g, as (quad, pairs)."""
+    groups, width = len(starts) - 1, l1.shape[1]
+    l1, l2 = sp.csr_array(l1), sp.csr_array(l2)
+    if groups == 1:
+        pairs, values = quadratic_pairs(l1, l2)
+        return _quad_row(values), pairs
+    # Several groups: index the sparser factor's columns by (group, symbol), renumbered
+    # densely so the product stays small; then merge the pairs of all groups.
+    small, big = (l1, l2) if l1.nnz <= l2.nnz else (l2, l1)
+    owner = np.repeat(np.arange(groups, dtype=np.int64), np.diff(starts))
+    t = np.repeat(np.arange(small.shape[0], dtype=np.int64), np.diff(small.indptr))
+    codes, inverse = np.unique(owner[t] * np.int64(width) + small.indices, return_inverse=True)
+    left = sp.csr_array((small.data, (t, inverse)), shape=(small.shape[0], len(codes)))
+    prod = sp.coo_array(left.T @ big)
+    code = codes[prod.row]
+    a, b = code % width, prod.col.astype(np.int64)
+    return _quad_from_triplets(code // width, a, b, prod.data, groups, width)

@@ -188,15 +188,16 @@ def matmul(a: Val, b: Val, n: int, width: int) -> Val:
     if not a.symbolic and not b.symbolic:
         return Val(_einsum_matmul(a, b, n, framed), framed, shape)
     # fast path: a fixed data matrix times an unframed symbolic operand is a sparse row map
+    # (the Kronecker factors are built as COO: scipy's direct CSR kron is several times slower)
     if not framed and (not a.symbolic or not b.symbolic):
         i = math.prod(left_rows)
         j = math.prod(right_cols)
         if not a.symbolic:
             mat = sp.csr_array(np.asarray(a.payload, dtype=float).reshape(i, k))
-            m = sp.kron(mat, sp.identity(j, format="csr"), format="csr")
+            m = sp.kron(mat, sp.identity(j, format="csr"), format="coo").tocsr()
             return Val(b.payload.rowmap(m), False, shape)
         mat = sp.csr_array(np.asarray(b.payload, dtype=float).reshape(k, j).T)
-        m = sp.kron(sp.identity(i, format="csr"), mat, format="csr")
+        m = sp.kron(sp.identity(i, format="csr"), mat, format="coo").tocsr()
         return Val(a.payload.rowmap(m), False, shape)
     # general path: out[f, i, j] = Σ_k a[f, i, k] b[f, k, j], as a product then a segment sum
     i, j = math.prod(left_rows), math.prod(right_cols)
@@ -211,9 +212,39 @@ def matmul(a: Val, b: Val, n: int, width: int) -> Val:
     total = lead * i * j * k
     a_exp = Val(_take_any(a, a_rows.ravel()), False, (total,))
     b_exp = Val(_take_any(b, b_rows.ravel()), False, (total,))
-    prod = multiply(a_exp, b_exp, n, width)
-    starts = np.arange(0, lead * i * j * k + 1, k, dtype=np.int64)
-    return Val(segment_sum(prod.payload, starts), framed, shape)
+    starts = np.arange(lead * i * j + 1, dtype=np.int64) * k
+    return Val(_group_products(a_exp, b_exp, starts, n, width), framed, shape)
+
+
+def inner(a: Val, b: Val, n: int, width: int) -> Val:
+    """Σ over the per-row array of a * b (elementwise, broadcast), keeping the frame axis:
+    sum(a * b) without the rowwise products of two symbolic operands (see `Poly.inner_sum`)."""
+    shape = out_shape(a, b)
+    framed = a.framed or b.framed
+    if not a.symbolic and not b.symbolic:
+        return reduce_shape(multiply(a, b, n, width), n, width)
+    size = math.prod(shape)
+    groups = n if framed else 1
+    rows = size * groups
+    starts = np.arange(groups + 1, dtype=np.int64) * size
+    if not a.symbolic or not b.symbolic:  # a weighted sum of rows: zero weights drop out
+        data, sym = (a, b) if not a.symbolic else (b, a)
+        weights = sp.csr_array((flat_data(data, framed, shape, n).astype(float),
+                                np.arange(rows, dtype=np.int64), starts), shape=(groups, rows))
+        weights.eliminate_zeros()
+        return Val(expand(sym, framed, shape, n, width).rowmap(weights), framed, ())
+    left = Val(expand(a, framed, shape, n, width), False, (rows,))
+    right = Val(expand(b, framed, shape, n, width), False, (rows,))
+    return Val(_group_products(left, right, starts, n, width), framed, ())
+
+
+def _group_products(a: Val, b: Val, starts: np.ndarray, n: int, width: int):
+    """Σ_{t∈g} a[t] b[t] for the row groups starts[g]:starts[g+1] of two flat operands."""
+    if isinstance(a.payload, Poly) and isinstance(b.payload, Poly):
+        if a.payload.degree + b.payload.degree > 2:
+            raise EvalError("this product has degree > 2 in the variables and params")
+        return a.payload.inner_sum(b.payload, starts)
+    return segment_sum(multiply(a, b, n, width).payload, starts)
 
 
 def _take_any(v: Val, rows: np.ndarray):

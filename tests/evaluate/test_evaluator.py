@@ -200,6 +200,18 @@ SYMBOLIC_CASES = {
     "sum{k in 0..2} X.T[k] @ A[k]": np.trace(XX.T @ A.T),
     "sum{k in 0..2} sum_squares(A[k] @ X)": ((A @ XX) ** 2).sum(),
     "sum{k in 0..2} (A @ x)[k] ^ 2": ((A @ X0) ** 2).sum(),
+    # quadratic matrix forms: a trace of a product is its diagonal alone, a symbolic matmul a
+    # grouped bilinear sum
+    "trace(X.T @ A.T @ A @ X)": np.trace(XX.T @ A.T @ A @ XX),
+    "trace(X.T @ (A.T @ A @ X)) - 1": np.trace(XX.T @ A.T @ A @ XX) - 1,
+    "trace(X @ X.T)": np.trace(XX @ XX.T),
+    "trace((A @ X + 1) @ (A @ X - 2).T)": np.trace((A @ XX + 1) @ (A @ XX - 2).T),
+    "trace(X.T @ X @ eye(3))": np.trace(XX.T @ XX),
+    "X.T @ A.T @ A @ X": XX.T @ A.T @ A @ XX,
+    "(x + 1) @ A.T @ A @ (x - b)": (X0 + 1) @ A.T @ A @ (X0 - B),
+    "sum_squares(A @ X - 1)": ((A @ XX - 1) ** 2).sum(),
+    "quad_form(x - b, A.T @ A + eye(4))": (X0 - B) @ (A.T @ A + np.eye(4)) @ (X0 - B),
+    "sum{k in 0..2} trace(X.T @ X) * k": 3 * np.trace(XX.T @ XX),
 }
 
 
@@ -209,6 +221,15 @@ def test_numpy_style_symbolic(text):
                 {"A": A.tolist(), "b": B.tolist()})
     z = np.concatenate([X0, XX.ravel()])
     assert np.allclose(poly_at(_value(inst, "e"), z), np.ravel(SYMBOLIC_CASES[text]))
+
+
+def test_trace_of_a_product_that_is_not_square():
+    with pytest.raises(DflError, match=r"trace needs a square matrix, got \[3, 4\]"):
+        bind("param A[3, 4]; var X[4, 3]; minimize f: trace(A @ X @ A);",
+             {"A": A.tolist()}).compile()
+    with pytest.raises(DflError, match=r"shape mismatch in `@`"):
+        bind("param A[3, 4]; var X[4, 3]; minimize f: trace(A @ A);",
+             {"A": A.tolist()}).compile()
 
 
 def test_slices_and_indices_out_of_range():

@@ -86,6 +86,49 @@ def test_square_sum_with_a_symmetric_weight(sparse_weight):
         assert poly_at(s, z)[0] == pytest.approx(v @ weight @ v)
 
 
+@pytest.mark.parametrize("starts", [[0, 6], [0, 2, 2, 6], [0, 1, 3, 6]])
+def test_inner_sum_is_grouped_products(starts):
+    rng = np.random.default_rng(9)
+    p, q = _linear(rng, 6), _linear(rng, 6)
+    q.const[2] = 0.0
+    starts = np.array(starts)
+    s = p.inner_sum(q, starts)
+    want = p.times(q).segment_sum(starts)
+    assert s.rows == len(starts) - 1
+    for z in _points(rng):
+        assert np.allclose(poly_at(s, z), poly_at(want, z))
+
+
+def test_inner_sum_with_constants_and_zero_constants():
+    rng = np.random.default_rng(10)
+    p = Poly(np.zeros(4), _linear(rng, 4).lin)  # no constant: no affine part from it
+    c = Poly.constant([1.0, 0.0, 2.0, -1.0], W)
+    starts = np.array([0, 4])
+    for z in _points(rng):
+        assert np.allclose(poly_at(p.inner_sum(p, starts), z), np.sum(poly_at(p, z) ** 2))
+        assert np.allclose(poly_at(c.inner_sum(p, starts), z), poly_at(p, z) @ [1, 0, 2, -1])
+    assert p.inner_sum(p, starts).lin.nnz == 0
+
+
+def test_add_keeps_one_sides_pairs():
+    rng = np.random.default_rng(11)
+    q = _linear(rng, 3).times(_linear(rng, 3))
+    total = _linear(rng, 3) + q
+    assert total.pairs is q.pairs
+    for z in _points(rng):
+        assert np.allclose(poly_at(total - q, z), poly_at(total, z) - poly_at(q, z))
+
+
+def test_square_sum_with_a_dense_weight_over_few_symbols():
+    p = Poly.symbols([5, 1], W).add_constant(np.array([1.0, 0.0]))
+    weight = np.array([[2.0, 1.0], [1.0, 3.0]])
+    s = p.square_sum(weight)
+    assert set(s.columns().tolist()) == {1, 5}
+    z = np.arange(W, dtype=float)
+    v = np.array([z[5] + 1, z[1]])
+    assert poly_at(s, z)[0] == pytest.approx(v @ weight @ v)
+
+
 def test_square_sum_of_constants_only():
     p = Poly.constant([3.0, 4.0], W)
     assert poly_at(p.square_sum(), np.zeros(W))[0] == pytest.approx(25.0)
