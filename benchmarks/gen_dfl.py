@@ -1,7 +1,7 @@
 """Gen-DFL vs SPO+ (on the mean prediction) vs the two-stage flow, side by side in one run, on
 the Gen-DFL portfolio task (Wang et al., "Gen-DFL", ICLR 2026, arXiv 2502.05468): 50 assets,
 5 features, degree 4, PyEPO's return formulas; decisions maximize CVaR_α of the portfolio
-return (examples/portfolio_cvar.opt); the metric is the relative CVaR regret at α over 64 true
+return (examples/portfolio_cvar/portfolio_cvar.opt); the metric is the relative CVaR regret at α over 64 true
 return scenarios per test sample (lower is better).
 
     python benchmarks/gen_dfl.py [--alphas 0.5 0.9 0.95] [--seeds 135 7 11]
@@ -26,7 +26,7 @@ from dfl_dsl.generators.portfolio_cvar import portfolio_cvar
 from dfl_dsl.learn.dataset import ScenarioData
 from dfl_dsl.learn.trainer import ScenarioTrainer
 
-MODEL = Path(__file__).resolve().parents[1] / "examples" / "portfolio_cvar.opt"
+MODEL = Path(__file__).resolve().parents[1] / "examples" / "portfolio_cvar" / "portfolio_cvar.opt"
 
 
 METHODS = ["SPO+ (mean)", "two-stage flow (NLL)", "Gen-DFL"]

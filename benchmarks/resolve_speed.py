@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def ours(data, costs: np.ndarray) -> float:
-    inst = dfl.load(ROOT / "examples" / "shortest_path.opt").bind(data.instance)
+    inst = dfl.load(ROOT / "examples" / "shortest_path" / "shortest_path.opt").bind(data.instance)
     oracle = Oracle(inst)
     c = oracle.costs(torch.as_tensor(costs, dtype=torch.float64)).numpy()
     oracle.solve(c[:50])  # warm up

@@ -3,7 +3,7 @@
 Shortest path 5×5 and knapsack (2 dims, 32 items), 5 features, deg 4, noise 0.5, 1000 train /
 1000 test, a linear model, Adam lr 1e-2, batch 32, 10 epochs, with SPO+ and PFYL. PyEPO uses its
 Pyomo models with the appsi_highs solver; this project trains from the .opt models in
-examples/ (shortest_path) and ../shared/spec (knapsack). Both predictors start from the same
+examples/ (shortest_path, knapsack). Both predictors start from the same
 initial weights, and both are scored by PyEPO's own `pyepo.metric.regret` and by ours.
 
     python benchmarks/vs_pyepo.py                 # everything (several minutes)
@@ -28,8 +28,8 @@ from dfl_dsl.learn.trainer import Trainer
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = {
-    "shortest_path": ROOT / "examples" / "shortest_path.opt",
-    "knapsack": ROOT / "examples" / "knapsack.opt",
+    "shortest_path": ROOT / "examples" / "shortest_path" / "shortest_path.opt",
+    "knapsack": ROOT / "examples" / "knapsack" / "knapsack.opt",
 }
 
 

@@ -9,7 +9,7 @@ import pytest
 import dfl_dsl as dfl
 from dfl_dsl.generators.energy import energy
 
-EXAMPLE = "examples/energy_schedule.opt"
+EXAMPLE = "examples/energy_schedule/energy_schedule.opt"
 
 
 def test_shapes_and_reproducibility():

@@ -113,13 +113,13 @@ def test_split_and_arrays():
 
 def test_instances_bind_to_the_example_models():
     sp = shortest_path(num_data=2, grid=(3, 3), seed=1)
-    inst = dfl.load(EXAMPLES / "shortest_path.opt").bind(
+    inst = dfl.load(EXAMPLES / "shortest_path" / "shortest_path.opt").bind(
         {**sp.instance, "cost": sp.targets["cost"][0].tolist()})
     sol = inst.solve("highs")
     assert sol.status == "optimal" and sum(np.asarray(sol.value("flow"))) == pytest.approx(4.0)
 
     ks = knapsack(num_data=2, num_items=6, dim=2, seed=1, capacity=10)
-    inst = dfl.load(EXAMPLES / "knapsack.opt").bind(
+    inst = dfl.load(EXAMPLES / "knapsack" / "knapsack.opt").bind(
         {**ks.instance, "value": ks.targets["value"][0].tolist()})
     sol = inst.solve("highs")
     picked = np.asarray(sol.value("pick"))

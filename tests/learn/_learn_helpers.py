@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-SHORTEST_PATH = EXAMPLES / "shortest_path.opt"
+SHORTEST_PATH = EXAMPLES / "shortest_path" / "shortest_path.opt"
 
 _PICK = "set I; param c{I} : predicted; var x{I} binary; %s f: sum{i in I} %s; " \
         "s.t. one: sum{i in I} x[i] == 1;"

@@ -14,7 +14,7 @@ from dfl_dsl.cli import app
 from dfl_dsl.generators.portfolio_cvar import portfolio_cvar
 
 runner = CliRunner()
-MODEL = str(EXAMPLES / "portfolio_cvar.opt")
+MODEL = str(EXAMPLES / "portfolio_cvar" / "portfolio_cvar.opt")
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +53,8 @@ def test_train_one_epoch_prints_the_cvar_regret(files, loss):
 
 
 def test_scenario_losses_need_uncertain_params():
-    result = runner.invoke(app, ["train", str(EXAMPLES / "shortest_path.opt"), "--loss",
+    sp = str(EXAMPLES / "shortest_path" / "shortest_path.opt")
+    result = runner.invoke(app, ["train", sp, "--loss",
                                  "gen-dfl", "--epochs", "1"])
     assert result.exit_code == 2
     assert "uncertain" in result.output and "Traceback" not in result.output

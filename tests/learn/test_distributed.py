@@ -14,7 +14,7 @@ import torch
 from dfl_dsl.learn.distributed import Shard
 
 ROOT = Path(__file__).resolve().parents[2]
-MODEL = ROOT / "examples" / "shortest_path.opt"
+MODEL = ROOT / "examples" / "shortest_path" / "shortest_path.opt"
 
 
 def _train(tmp: Path, save: str, extra: list[str], ranks: int | None) -> None:

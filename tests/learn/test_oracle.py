@@ -36,7 +36,7 @@ def test_solve_matches_a_fresh_solve_shortest_path(sp_inst, sp_generated):
 
 def test_solve_matches_a_fresh_solve_maximize_mip():
     data = knapsack(num_data=3, num_items=8, dim=2, deg=2, noise_width=0.2, seed=4, capacity=12)
-    model = dfl.load(EXAMPLES / "knapsack.opt")
+    model = dfl.load(EXAMPLES / "knapsack" / "knapsack.opt")
     inst = model.bind(data.instance)
     oracle = Oracle(inst)
     assert oracle.form.sign == -1.0 and oracle.form.is_mip
