@@ -1,8 +1,8 @@
 """Gen-DFL vs SPO+ (on the mean prediction) vs the two-stage flow, side by side in one run, on
 the Gen-DFL portfolio task (Wang et al., "Gen-DFL", ICLR 2026, arXiv 2502.05468): 50 assets,
 5 features, degree 4, PyEPO's return formulas; decisions maximize CVaR_α of the portfolio
-return (examples/portfolio_cvar/portfolio_cvar.opt); the metric is the relative CVaR regret at α over 64 true
-return scenarios per test sample (lower is better).
+return (examples/portfolio_cvar/portfolio_cvar.opt); the metric is the relative CVaR regret
+at α over 64 true return scenarios per test sample (lower is better).
 
     python benchmarks/gen_dfl.py [--alphas 0.5 0.9 0.95] [--seeds 135 7 11]
                                  [--plot docs/img/gen_dfl_alpha.png]
