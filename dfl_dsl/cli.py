@@ -238,7 +238,9 @@ def evaluate(
 @app.command()
 @guarded
 def generate(
-    problem: Annotated[str, typer.Argument(help="shortest_path | knapsack | portfolio")],
+    problem: Annotated[
+        str, typer.Argument(help="shortest_path | knapsack | portfolio | energy | portfolio_cvar")
+    ],
     out_file: Annotated[Path, typer.Option("--out", help="Training file to write (.npz).")],
     instance: Annotated[
         Path | None, typer.Option(help="Also write the instance data (sets, fixed params) here.")

@@ -8,13 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import DflError
-from ..generators import GENERATORS as _PYEPO
-from ..generators.energy import energy
-from ..generators.portfolio_cvar import portfolio_cvar
+from ..generators import GENERATORS
 from ..generators.pyepo_compatible import GeneratedData
-
-# the scenario generators (Gen-DFL tasks) beside the PyEPO-compatible ones
-GENERATORS = {**_PYEPO, "energy": energy, "portfolio_cvar": portfolio_cvar}
 
 
 @dataclass
