@@ -6,9 +6,8 @@ scipy's sparse product (Gustavson's SMMP) costs Σ_t nnz(l1_t)·nnz(l2_t) scalar
 speed; when the rows are dense (A @ X with A dense) that is the dense flop count at a small
 fraction of BLAS speed. The rows split into independent blocks — the connected components of
 the row–symbol graph (for A @ X, X n × r, one block per column of X) — and a block that is
-dense enough is multiplied as a dense matrix with BLAS; the rest stays sparse. The result is
-assembled once, as upper-triangle triplets through one CSR conversion, which sorts the pairs
-row by row instead of sorting every product term globally.
+dense enough is multiplied as a dense matrix with BLAS; the rest stays sparse. Pairs come out
+of canonical CSR matrices row by row, already sorted: no global sort of the product terms.
 """
 
 from __future__ import annotations
@@ -42,7 +41,8 @@ def quadratic_pairs(l1: sp.csr_array, l2: sp.csr_array) -> tuple[np.ndarray, np.
     # k symbols holds rows with n1, n2 <= k, and goes dense only if k² <= DENSE_SPEEDUP·n1·n2
     candidate = DENSE_SPEEDUP * row_cost >= np.maximum(n1, n2).astype(float) ** 2
     if row_cost[candidate].sum() < MIN_SPARSE_COST:
-        return assemble([_sparse_triplets(l1, l2)], width)
+        a, b, v = _sparse_upper(l1, l2, same)
+        return np.stack([a, b], axis=1), v
     used = np.zeros(width, dtype=bool)
     used[l1.indices] = True
     used[l2.indices] = True
@@ -61,7 +61,7 @@ def quadratic_pairs(l1: sp.csr_array, l2: sp.csr_array) -> tuple[np.ndarray, np.
              for c in np.flatnonzero(dense)]
     sparse_rows = np.flatnonzero(~dense[row_label])
     if len(sparse_rows):
-        parts.append(_sparse_triplets(l1[sparse_rows], l2[sparse_rows]))
+        parts.append(_sparse_upper(l1[sparse_rows], l2[sparse_rows], same))
     return assemble(parts, width)
 
 
@@ -85,9 +85,20 @@ def assemble(parts: list[Triplets], width: int) -> tuple[np.ndarray, np.ndarray]
     return np.stack([rows, m.indices.astype(np.int64)], axis=1), m.data
 
 
-def _sparse_triplets(l1: sp.csr_array, l2: sp.csr_array) -> Triplets:
-    prod = sp.coo_array(l1.T @ l2)
-    return np.minimum(prod.row, prod.col), np.maximum(prod.row, prod.col), prod.data
+def _sparse_upper(l1: sp.csr_array, l2: sp.csr_array, same: bool) -> Triplets:
+    """The quadratic by the sparse product, as upper-triangle triplets, row-major and distinct:
+    the upper triangle of P + Pᵀ (P = L1ᵀL2) with its diagonal halved — of P with the
+    off-diagonal doubled when L1 is L2 (then P is symmetric)."""
+    prod = sp.csr_array(l1.T @ l2)
+    sym = prod if same else sp.csr_array(prod + prod.T)
+    sym.sum_duplicates()  # a fresh matrix: sorts its rows in place
+    sym.eliminate_zeros()
+    a = np.repeat(np.arange(sym.shape[0], dtype=np.int64), np.diff(sym.indptr))
+    keep = sym.indices >= a
+    a, b, v = a[keep], sym.indices[keep].astype(np.int64), sym.data[keep]
+    diagonal = a == b
+    v = np.where(diagonal, v, 2.0 * v) if same else np.where(diagonal, 0.5 * v, v)
+    return a, b, v
 
 
 def _worth_dense(rows, cols, sparse_cost):
