@@ -134,3 +134,9 @@ def test_z_layout_variables_then_thetas():
                 {"b": [[1, 2]]})
     assert [v.offset for v in inst.variables] == [0, 3]
     assert [t.offset for t in inst.thetas] == [4, 5] and inst.width == 7 and inst.n_vars == 4
+
+
+def test_psd_check_accepts_singular_and_names_the_smallest_eigenvalue():
+    bind("param P[2, 2] psd;", {"P": [[1, 1], [1, 1]]})  # eigenvalues 0 and 2
+    with pytest.raises(dfl.DflError, match="smallest eigenvalue is -1"):
+        bind("param P[3, 3] psd;", {"P": [[1, 0, 0], [0, -1, 0], [0, 0, 1]]})
