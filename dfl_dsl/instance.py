@@ -49,6 +49,13 @@ class Instance:
     def predicted(self) -> list[Entity]:
         return [e for e in self.thetas if e.decl.is_predicted]
 
+    def predicted_index(self) -> np.ndarray:
+        """Positions of the predicted params' entries within θ (uncertain ones excluded):
+        where a network's output goes in the canonical data."""
+        start = self.n_vars
+        parts = [e.offset - start + np.arange(e.size) for e in self.predicted]
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+
     @property
     def uncertain(self) -> list[Entity]:
         return [e for e in self.thetas if e.decl.is_uncertain]

@@ -108,12 +108,7 @@ class CvxpyLayerModule(nn.Module):
             built.problem, parameters=[built.theta], variables=[built.x],
             solver_args=CVXPYLAYERS_SOLVER_ARGS if solver_args is None else solver_args,
         )
-        index = []
-        start = inst.n_vars
-        for entity in inst.thetas:
-            if entity.decl.is_predicted:
-                index.extend(range(entity.offset - start, entity.offset - start + entity.size))
-        self.register_buffer("index", torch.as_tensor(index, dtype=torch.long))
+        self.register_buffer("index", torch.as_tensor(inst.predicted_index(), dtype=torch.long))
         self.n_theta = built.theta.shape[0]
 
     def forward(self, *args, **kwargs) -> torch.Tensor:

@@ -58,7 +58,7 @@ class Oracle:
         self.form: LinearForm = form
         self.n = form.n
         self.time_limit = time_limit
-        self.theta_index = _predicted_index(inst)
+        self.theta_index = inst.predicted_index()
         if executor not in EXECUTORS:
             raise DflError(f"unknown executor `{executor}`",
                            hint="use one of: " + ", ".join(EXECUTORS))
@@ -142,13 +142,3 @@ class Oracle:
             self.close()
         except Exception:
             pass
-
-
-def _predicted_index(inst) -> np.ndarray:
-    """Positions of the predicted params' entries within θ (uncertain ones excluded)."""
-    parts = []
-    start = inst.n_vars
-    for entity in inst.thetas:
-        if entity.decl.is_predicted:
-            parts.append(entity.offset - start + np.arange(entity.size))
-    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)

@@ -137,12 +137,7 @@ class FlexQPLayer(nn.Module):
         self.warm_start = warm_start
         self._dense: dict = {}
         self._runners: dict = {}
-        index = []
-        start = inst.n_vars
-        for entity in inst.thetas:
-            if entity.decl.is_predicted:
-                index.extend(range(entity.offset - start, entity.offset - start + entity.size))
-        self.register_buffer("index", torch.as_tensor(index, dtype=torch.long))
+        self.register_buffer("index", torch.as_tensor(inst.predicted_index(), dtype=torch.long))
 
     def _parts(self, device):
         key = str(device)
