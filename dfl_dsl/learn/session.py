@@ -103,12 +103,7 @@ def train_command(model_path: Path, data, train_file, test_file, *, loss: str, p
         "regret": trainer.regret(test) if test is not None else trainer.regret(train),
         "regret_on": "test" if test is not None else "train",
         "train_regret": trainer.regret(train),
-        "loss": loss,
-        "epochs": epochs,
-        "time_s": round(elapsed, 4),
-        "time_per_epoch_s": round(float(np.mean([e["train_time_s"] for e in history.epochs])),
-                                  4),
-        "history": history.epochs,
+        **_run_fields(loss, epochs, elapsed, history),
     }
     if shard is not None:
         result["ranks"] = shard.world
@@ -116,10 +111,7 @@ def train_command(model_path: Path, data, train_file, test_file, *, loss: str, p
         trainer.save(save)
         result["checkpoint"] = str(save)
     if plot is not None:
-        from .plots import training_curve
-
-        training_curve(history.epochs, plot, title=f"{inst.model.name}: {loss}")
-        result["plot"] = str(plot)
+        result["plot"] = _plot(history, plot, inst, loss)
     trainer.oracle.close()
     _print_summary(result, console)
     return result
@@ -147,20 +139,26 @@ def _train_scenarios(inst, train: ScenarioData, test: ScenarioData | None, *, lo
         "alpha": objective.alpha,
         "scenarios": trainer.scenarios,
         "true_scenarios": int(on.draws.shape[1]),
-        "loss": loss,
-        "epochs": epochs,
-        "time_s": round(elapsed, 4),
-        "time_per_epoch_s": round(float(np.mean([e["train_time_s"] for e in history.epochs])),
-                                  4),
-        "history": history.epochs,
+        **_run_fields(loss, epochs, elapsed, history),
     }
     if plot is not None:
-        from .plots import training_curve
-
-        training_curve(history.epochs, plot, title=f"{inst.model.name}: {loss}")
-        result["plot"] = str(plot)
+        result["plot"] = _plot(history, plot, inst, loss)
     _print_summary(result, console)
     return result
+
+
+def _run_fields(loss: str, epochs: int, elapsed: float, history) -> dict:
+    """What every `dfl train` result reports about the run itself."""
+    per_epoch = float(np.mean([e["train_time_s"] for e in history.epochs]))
+    return {"loss": loss, "epochs": epochs, "time_s": round(elapsed, 4),
+            "time_per_epoch_s": round(per_epoch, 4), "history": history.epochs}
+
+
+def _plot(history, path, inst, loss: str) -> str:
+    from .plots import training_curve
+
+    training_curve(history.epochs, path, title=f"{inst.model.name}: {loss}")
+    return str(path)
 
 
 def _print_summary(result: dict, console: Console) -> None:
