@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .pyepo_compatible import GeneratedData
+from .pyepo_compatible import GeneratedData, portfolio_mean
 
 
 def portfolio_cvar(num_data: int = 1000, num_features: int = 5, num_assets: int = 50,
@@ -30,10 +30,7 @@ def portfolio_cvar(num_data: int = 1000, num_features: int = 5, num_assets: int 
         raise ValueError(f"alpha must be in [0, 1), got {alpha}")
     rnd = np.random.RandomState(seed)
     n, p, m = num_data, num_features, num_assets
-    B = rnd.binomial(1, 0.5, (m, p))
-    L = rnd.uniform(-2.5e-3 * noise_level, 2.5e-3 * noise_level, (m, p))
-    x = rnd.normal(0, 1, (n, p))
-    mean = (0.05 * (x @ B.T) / np.sqrt(p) + 0.1 ** (1 / deg)) ** deg
+    x, mean, L = portfolio_mean(rnd, n, p, m, deg, noise_level)
     f = rnd.randn(n, draws, p)
     eps = rnd.randn(n, draws, m)
     r = mean[:, None, :] + f @ L.T + 0.01 * noise_level * eps

@@ -99,6 +99,16 @@ def knapsack(num_data: int = 1000, num_features: int = 5, num_items: int = 32, d
     return GeneratedData(x, {param: c}, instance)
 
 
+def portfolio_mean(rnd: np.random.RandomState, n: int, p: int, m: int, deg: int,
+                   noise_level: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """PyEPO's portfolio draws, in its order: features x (n × p), the conditional mean return
+    (0.05 Bx/√p + 0.1^(1/deg))^deg (n × m) and the factor loadings L (m × p)."""
+    B = rnd.binomial(1, 0.5, (m, p))
+    L = rnd.uniform(-2.5e-3 * noise_level, 2.5e-3 * noise_level, (m, p))
+    x = rnd.normal(0, 1, (n, p))
+    return x, (0.05 * (x @ B.T) / np.sqrt(p) + 0.1 ** (1 / deg)) ** deg, L
+
+
 def portfolio(num_data: int = 1000, num_features: int = 5, num_assets: int = 50, deg: int = 1,
               noise_level: float = 1.0, seed: int = 135, gamma: float = 2.25,
               param: str = "ret") -> GeneratedData:
@@ -109,10 +119,7 @@ def portfolio(num_data: int = 1000, num_features: int = 5, num_assets: int = 50,
            num_assets=num_assets)
     rnd = np.random.RandomState(seed)
     n, p, m = num_data, num_features, num_assets
-    B = rnd.binomial(1, 0.5, (m, p))
-    L = rnd.uniform(-2.5e-3 * noise_level, 2.5e-3 * noise_level, (m, p))
-    x = rnd.normal(0, 1, (n, p))
-    r = (0.05 * (x @ B.T) / np.sqrt(p) + 0.1 ** (1 / deg)) ** deg
+    x, r, L = portfolio_mean(rnd, n, p, m, deg, noise_level)
     fe = rnd.randn(n, p + m)
     F, E = fe[:, :p], fe[:, p:]
     r += F @ L.T + 0.01 * noise_level * E
