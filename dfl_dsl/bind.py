@@ -328,14 +328,19 @@ class _Binder:
                     f"[{j}, {i}] = {m[j, i]:g}",
                     stmt.name,
                 )
-            if op == "psd" and not _within_psd(0.5 * (m + m.T), 1e-8 * scale):
-                lowest = float(np.linalg.eigvalsh(0.5 * (m + m.T))[0])
-                if lowest < -1e-8 * scale:
-                    raise self.source.error(
-                        f"param `{stmt.name}` is not positive semidefinite: its smallest "
-                        f"eigenvalue is {lowest:.4g}",
-                        stmt.name,
-                    )
+            if op == "psd":
+                self._check_psd(stmt, 0.5 * (m + m.T), 1e-8 * scale)
+
+    def _check_psd(self, stmt, sym: np.ndarray, slack: float) -> None:
+        if _within_psd(sym, slack):
+            return
+        lowest = float(np.linalg.eigvalsh(sym)[0])
+        if lowest < -slack:
+            raise self.source.error(
+                f"param `{stmt.name}` is not positive semidefinite: its smallest "
+                f"eigenvalue is {lowest:.4g}",
+                stmt.name,
+            )
 
 
 def _within_psd(sym: np.ndarray, slack: float) -> bool:
