@@ -192,6 +192,10 @@ def train(
     ray_address: Annotated[
         str | None, typer.Option("--ray-address", help="ray: the cluster (default: local).")
     ] = None,
+    oracle: Annotated[
+        str, typer.Option(help="auto | highs | enumerate: how the oracle solves. enumerate "
+                          "lists a small pure-integer feasible set once; auto does when it fits.")
+    ] = "auto",
     distributed: Annotated[
         bool, typer.Option("--distributed",
                            help="Data-parallel training across the ranks torchrun starts.")
@@ -210,7 +214,7 @@ def train(
         batch_size=batch_size, lr=lr, optimizer=optimizer, weight_decay=weight_decay,
         cautious_wd=cautious_wd, device=device, seed=seed, processes=processes, save=save,
         plot=plot, console=err if as_json else out, progress=True, executor=executor,
-        ray_address=ray_address, distributed=distributed,
+        ray_address=ray_address, distributed=distributed, oracle=oracle,
     )
     if as_json and result is not None:  # under --distributed, rank 0 reports
         print(json.dumps(result))

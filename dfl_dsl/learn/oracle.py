@@ -15,7 +15,10 @@ import torch
 
 from ..compile.linear import LinearForm
 from ..errors import DflError
+from .enumeration import feasible_points, why_not_enumerable
 from .executors import EXECUTORS, Executor, make_executor, solve_with, warm_model
+
+METHODS = ("auto", "highs", "enumerate")
 
 
 @dataclass
@@ -29,12 +32,17 @@ class Batch:
 class Oracle:
     """Batched argmin of ĉᵀw over the instance's feasible set.
 
-    `processes > 1` spreads a batch over worker processes, each holding its own HiGHS model.
-    `pool` keeps every distinct solution seen (the solution pool that NCE and caching use).
+    `method` says how: `highs` re-solves the warm HiGHS model; `enumerate` lists every
+    feasible point once (pure-integer models with small feasible sets, see .enumeration) and
+    takes the argmin of a matrix product; `auto` enumerates when the listing fits its limits,
+    else uses HiGHS. `processes > 1` spreads a batch over worker processes, each holding its
+    own HiGHS model. `pool` keeps every distinct solution seen (the solution pool that NCE and
+    caching use).
     """
 
     def __init__(self, inst, *, processes: int = 1, time_limit: float | None = None,
-                 executor: str = "processes", ray_address: str | None = None) -> None:
+                 executor: str = "processes", ray_address: str | None = None,
+                 method: str = "auto") -> None:
         form = inst.linear_form()
         if form.n_theta == 0 or not inst.predicted:
             raise DflError(
@@ -62,6 +70,8 @@ class Oracle:
         if executor not in EXECUTORS:
             raise DflError(f"unknown executor `{executor}`",
                            hint="use one of: " + ", ".join(EXECUTORS))
+        self.points = self._enumerate(method, inst)
+        self.method = "enumerate" if self.points is not None else "highs"
         self._model = warm_model(form, time_limit)
         self.solver_calls = 0
         self.processes = max(1, int(processes))
@@ -73,6 +83,21 @@ class Oracle:
         self._c = torch.as_tensor(form.c, dtype=torch.float64)
         self._c_theta = torch.as_tensor(c_theta.toarray(), dtype=torch.float64)
         self._c0_theta = form.c0_theta[self.theta_index]
+
+    def _enumerate(self, method: str, inst) -> np.ndarray | None:
+        if method not in METHODS:
+            raise DflError(f"unknown oracle method `{method}`",
+                           hint="use one of: " + ", ".join(METHODS))
+        if method == "highs":
+            return None
+        points = feasible_points(self.form)
+        if method == "enumerate" and points is None:
+            reason = why_not_enumerable(self.form) or "its feasible set is too large to list"
+            raise DflError(f"the oracle can't enumerate this model: {reason}",
+                           hint="use --oracle highs (or auto)", filename=inst.model.filename)
+        if points is not None and len(points) == 0:
+            raise DflError("the model has no feasible point", filename=inst.model.filename)
+        return points
 
     # ------------------------------------------------------------------ costs
     @property
@@ -97,7 +122,10 @@ class Oracle:
         costs = np.atleast_2d(np.asarray(costs, dtype=float))
         if not np.all(np.isfinite(costs)):
             raise FloatingPointError("non-finite predicted costs reached the solver")
-        if self._parallel(len(costs)):
+        if self.points is not None:
+            self.solver_calls += len(costs)
+            w = self.points[np.argmin(costs @ self.points.T, axis=1)]
+        elif self._parallel(len(costs)):
             w = self._solve_parallel(costs)
         else:
             w = np.stack([self._solve_one(c) for c in costs])

@@ -58,7 +58,8 @@ def train_command(model_path: Path, data, train_file, test_file, *, loss: str, p
                   epochs: int, batch_size: int, lr: float, optimizer: str, weight_decay: float,
                   cautious_wd: bool, device: str, seed: int, processes: int, save, plot,
                   console: Console, progress: bool = True, executor: str = "processes",
-                  ray_address: str | None = None, distributed: bool = False) -> dict | None:
+                  ray_address: str | None = None, distributed: bool = False,
+                  oracle: str = "auto") -> dict | None:
     """`dfl train`; under --distributed every rank trains and only rank 0 reports (the
     others return None)."""
     for path, suffix in ((save, None), (plot, ".png")):
@@ -89,6 +90,7 @@ def train_command(model_path: Path, data, train_file, test_file, *, loss: str, p
             optimizer=optimizer, weight_decay=weight_decay, cautious_wd=cautious_wd,
             device=device, seed=seed, processes=processes, executor=executor,
             ray_address=ray_address, shard=shard, console=console, progress=progress,
+            oracle=oracle,
         )
         start = time.perf_counter()
         history = trainer.fit(train, test, "test" if test is not None else "val")
@@ -103,6 +105,7 @@ def train_command(model_path: Path, data, train_file, test_file, *, loss: str, p
         "regret": trainer.regret(test) if test is not None else trainer.regret(train),
         "regret_on": "test" if test is not None else "train",
         "train_regret": trainer.regret(train),
+        "oracle": trainer.oracle.method,
         **_run_fields(loss, epochs, elapsed, history),
     }
     if shard is not None:

@@ -49,7 +49,7 @@ class Trainer:
                  device: str = "cpu", seed: int = 135, hidden: int = 64,
                  loss_options: dict | None = None, processes: int = 1,
                  executor: str = "processes", ray_address: str | None = None,
-                 shard: Shard | None = None,
+                 oracle: str = "auto", shard: Shard | None = None,
                  console: Console | None = None, progress: bool = True) -> None:
         if loss not in LOSSES:
             raise DflError(f"unknown loss `{loss}`", hint="use one of: " + ", ".join(LOSSES))
@@ -64,7 +64,7 @@ class Trainer:
         checked_device(device)
         self.inst = inst
         self.oracle = Oracle(inst, processes=processes, executor=executor,
-                             ray_address=ray_address)
+                             ray_address=ray_address, method=oracle)
         self.shard = shard  # data-parallel training: this rank's place (see .distributed)
         self.loss_name = loss
         self.loss_fn = LOSSES[loss](self.oracle, **(loss_options or {}))
