@@ -93,28 +93,31 @@ class HighsModel:
         form = self.form
         c, c0 = form.objective_at(theta)
         A, rl, ru = form.rows_at(theta)
-        csc = sp.csc_array(A)
-        csc.sort_indices()
-        integrality = np.where(form.integer, 1, 0).astype(np.int32)
+        # rows as they are (CSR): HiGHS transposes them in C++, faster than scipy's tocsc
+        csr = sp.csr_array(A)
+        if not csr.has_sorted_indices:
+            csr.sort_indices()
+        integrality = form.integer.astype(np.int32)
         args = (
-            form.n, form.m, csc.nnz,
+            form.n, form.m, csr.nnz,
         )
         common = (
             float(c0), c, _clip_inf(form.lb), _clip_inf(form.ub), _clip_inf(rl), _clip_inf(ru),
-            csc.indptr.astype(np.int32), csc.indices.astype(np.int32), csc.data.astype(float),
+            csr.indptr.astype(np.int32, copy=False), csr.indices.astype(np.int32, copy=False),
+            csr.data.astype(float, copy=False),
         )
-        col = highspy.MatrixFormat.kColwise
+        row = highspy.MatrixFormat.kRowwise
         minimize = highspy.ObjSense.kMinimize
         if form.is_qp:
             lower = sp.tril(form.P, format="csc")
             lower.sort_indices()
             self.h.passModel(
-                *args, lower.nnz, col, highspy.HessianFormat.kTriangular, minimize, *common,
+                *args, lower.nnz, row, highspy.HessianFormat.kTriangular, minimize, *common,
                 lower.indptr.astype(np.int32), lower.indices.astype(np.int32),
                 lower.data.astype(float), integrality,
             )
         else:
-            self.h.passModel(*args, col, minimize, *common, integrality)
+            self.h.passModel(*args, row, minimize, *common, integrality)
 
     def set_objective(self, c: np.ndarray, c0: float = 0.0) -> None:
         """Push a new cost vector (the only change when a prediction changes)."""
