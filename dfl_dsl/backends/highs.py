@@ -93,6 +93,8 @@ class HighsModel:
         form = self.form
         c, c0 = form.objective_at(theta)
         A, rl, ru = form.rows_at(theta)
+        # with no columns every row's activity is 0: HiGHS calls the model empty, feasible or not
+        self._empty_infeasible = form.n == 0 and bool(np.any(rl > 1e-9) or np.any(ru < -1e-9))
         # rows as they are (CSR): HiGHS transposes them in C++, faster than scipy's tocsc
         csr = sp.csr_array(A)
         if not csr.has_sorted_indices:
@@ -146,6 +148,8 @@ class HighsModel:
                 h.setOptionValue("presolve", "choose")
             model_status = h.getModelStatus()
         status = _STATUS.get(model_status, "error")
+        if model_status == highspy.HighsModelStatus.kModelEmpty and self._empty_infeasible:
+            status = "infeasible"
         info = h.getInfo()
         x = obj = duals = gap = None
         has_solution = info.primal_solution_status == 2  # kSolutionStatusFeasible

@@ -55,18 +55,24 @@ class Domain:
         if not self.dense:
             table = self._table()
             return table.position(np.stack([a.keys for a in args], axis=1))
-        parts, at = [], 0
+        parts, exact, at = [], [], 0
         for comp, names in zip(self.components, self.names, strict=True):
             width = len(names)
             cols = args[at : at + width]
             at += width
-            parts.append(_component_positions(comp, cols))
+            pos, direct = _component_positions(comp, cols)
+            parts.append(pos)
+            exact.append(direct)
         if len(parts) == 1:
             return parts[0]
-        stacked = np.stack(np.broadcast_arrays(*parts))
-        bad = (stacked < 0).any(axis=0)
-        flat = np.ravel_multi_index(np.where(stacked < 0, 0, stacked), self.shape)
-        return np.where(bad, -1, flat)
+        # row-major flat position, one pass per component; only looked-up parts can hold -1
+        flat = parts[0]
+        for pos, size in zip(parts[1:], self.shape[1:], strict=True):
+            flat = flat * size + pos
+        bad = [pos < 0 for pos, direct in zip(parts, exact, strict=True) if not direct]
+        if bad:
+            flat = np.where(np.logical_or.reduce(np.broadcast_arrays(*bad)), -1, flat)
+        return flat
 
     def _table(self) -> SetValue:
         if not hasattr(self, "_lookup"):
@@ -74,7 +80,9 @@ class Domain:
         return self._lookup
 
 
-def _component_positions(comp: SetValue, cols: list[Column]) -> np.ndarray:
+def _component_positions(comp: SetValue, cols: list[Column]) -> tuple[np.ndarray, bool]:
+    """Positions in `comp` of the keys in `cols` (-1 = absent), and whether they came straight
+    from the columns' own positions in `comp` (then none is absent)."""
     first = cols[0]
     direct = (
         first.origin is comp
@@ -82,9 +90,9 @@ def _component_positions(comp: SetValue, cols: list[Column]) -> np.ndarray:
         and all(c.binding == first.binding and c.comp == k for k, c in enumerate(cols))
     )
     if direct:
-        return first.pos
+        return first.pos, True
     keys = np.stack(np.broadcast_arrays(*[c.keys for c in cols]), axis=1)
-    return comp.position(keys)
+    return comp.position(keys), False
 
 
 @dataclass

@@ -34,6 +34,11 @@ class Column:
         pos = self.pos[idx] if self.pos is not None else None
         return Column(self.keys[idx], self.origin, pos, self.comp, self.binding)
 
+    def repeat(self, times: int) -> Column:
+        """`take(np.repeat(arange(n), times))` without the index array (a cross join's rows)."""
+        pos = np.repeat(self.pos, times) if self.pos is not None else None
+        return Column(np.repeat(self.keys, times), self.origin, pos, self.comp, self.binding)
+
 
 @dataclass
 class RowRanges:
@@ -136,21 +141,30 @@ def _alike(names, keys: np.ndarray) -> np.ndarray:
     return np.nonzero(keep)[0].astype(np.int64)
 
 
-def _columns(the_set: SetValue, names, pos: np.ndarray, skip=()) -> dict[str, Column]:
-    """One column per new name (its first component), pointing back at `the_set`."""
+def _columns(the_set: SetValue, names, pos: np.ndarray, skip=(),
+             tiles: int | None = None) -> dict[str, Column]:
+    """One column per new name (its first component), pointing back at `the_set`. With
+    `tiles`, the rows are `pos` repeated end to end that many times (a cross join): each
+    column is tiled from its short form instead of gathered row by row."""
     binding = next(_bindings)
     new: dict[str, Column] = {}
     for k, name in enumerate(names):
         if k not in skip and name not in new:
-            new[name] = Column(the_set.keys[pos, k], the_set, pos, k, binding)
+            keys, at = the_set.keys[pos, k], pos
+            if tiles is not None:
+                keys, at = np.tile(keys, tiles), np.tile(pos, tiles)
+            new[name] = Column(keys, the_set, at, k, binding)
     return new
 
 
 def _cross(frame: Frame, names, the_set: SetValue) -> Frame:
+    """Every frame row with every element of the set: the old columns repeat row by row, the
+    new ones tile."""
     candidates = _alike(names, the_set.keys)
-    rows = np.repeat(np.arange(frame.n, dtype=np.int64), len(candidates))
-    pos = np.tile(candidates, frame.n)
-    return _extend(frame, rows, _columns(the_set, names, pos))
+    times = len(candidates)
+    columns = {k: c.repeat(times) for k, c in frame.columns.items()}
+    columns.update(_columns(the_set, names, candidates, tiles=frame.n))
+    return Frame(frame.n * times, columns, frame.parent, np.repeat(frame.parent_idx, times))
 
 
 def _expand_ranges(frame: Frame, name: str, ranges: RowRanges, bound: bool) -> Frame:

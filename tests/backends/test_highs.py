@@ -97,6 +97,13 @@ def test_statuses(text, status):
     assert sol.status == status and not sol.ok
 
 
+def test_a_model_without_variables_is_infeasible_when_a_row_is():
+    text = ("set A; set B; var x{A, B} >= 0; minimize f: sum{a in A, b in B} x[a, b]; "
+            "s.t. r{a in A}: sum{b in B} x[a, b] >= 1;")
+    assert bind(text, {"A": [1], "B": []}).solve("highs").status == "infeasible"
+    assert bind(text, {"A": [], "B": []}).solve("highs").status == "optimal"
+
+
 def test_transport_duals_match_finite_differences():
     spec = spec_dir()
     model = dfl.load(spec / "transport.opt")
