@@ -95,31 +95,30 @@ class HighsModel:
         A, rl, ru = form.rows_at(theta)
         # with no columns every row's activity is 0: HiGHS calls the model empty, feasible or not
         self._empty_infeasible = form.n == 0 and bool(np.any(rl > 1e-9) or np.any(ru < -1e-9))
-        # rows as they are (CSR): HiGHS transposes them in C++, faster than scipy's tocsc
-        csr = sp.csr_array(A)
-        if not csr.has_sorted_indices:
-            csr.sort_indices()
+        csc = sp.csc_array(A)
+        if not csc.has_sorted_indices:
+            csc.sort_indices()
         integrality = form.integer.astype(np.int32)
         args = (
-            form.n, form.m, csr.nnz,
+            form.n, form.m, csc.nnz,
         )
         common = (
             float(c0), c, _clip_inf(form.lb), _clip_inf(form.ub), _clip_inf(rl), _clip_inf(ru),
-            csr.indptr.astype(np.int32, copy=False), csr.indices.astype(np.int32, copy=False),
-            csr.data.astype(float, copy=False),
+            csc.indptr.astype(np.int32, copy=False), csc.indices.astype(np.int32, copy=False),
+            csc.data.astype(float, copy=False),
         )
-        row = highspy.MatrixFormat.kRowwise
+        col = highspy.MatrixFormat.kColwise
         minimize = highspy.ObjSense.kMinimize
         if form.is_qp:
             lower = sp.tril(form.P, format="csc")
             lower.sort_indices()
             self.h.passModel(
-                *args, lower.nnz, row, highspy.HessianFormat.kTriangular, minimize, *common,
+                *args, lower.nnz, col, highspy.HessianFormat.kTriangular, minimize, *common,
                 lower.indptr.astype(np.int32), lower.indices.astype(np.int32),
                 lower.data.astype(float), integrality,
             )
         else:
-            self.h.passModel(*args, row, minimize, *common, integrality)
+            self.h.passModel(*args, col, minimize, *common, integrality)
 
     def set_objective(self, c: np.ndarray, c0: float = 0.0) -> None:
         """Push a new cost vector (the only change when a prediction changes)."""
