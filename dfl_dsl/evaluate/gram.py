@@ -32,8 +32,8 @@ def quadratic_pairs(l1: sp.csr_array, l2: sp.csr_array) -> tuple[np.ndarray, np.
     """zᵀ L1ᵀ L2 z for two T × W sparse matrices: (pairs (P, 2) with a <= b, sorted and
     unique; their coefficients)."""
     same = l1 is l2
-    l1 = _canonical(l1)
-    l2 = l1 if same else _canonical(l2)
+    l1 = canonical(l1)
+    l2 = l1 if same else canonical(l2)
     t, width = l1.shape
     n1, n2 = np.diff(l1.indptr), np.diff(l2.indptr)
     row_cost = n1.astype(float) * n2
@@ -109,7 +109,7 @@ def _worth_dense(rows, cols, sparse_cost):
             & (cols**2 <= MAX_GRAM_ENTRIES))
 
 
-def _canonical(m) -> sp.csr_array:
+def canonical(m) -> sp.csr_array:
     """m as CSR with sorted, summed entries; a copy when that needs work (sum_duplicates runs
     in place, and m's arrays may be shared by a cached value)."""
     out = sp.csr_array(m)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from .gram import assemble, dense_triplets, quadratic_pairs
+from .gram import assemble, canonical, dense_triplets, quadratic_pairs
 
 
 def _csr(data, indices, indptr, shape) -> sp.csr_array:
@@ -33,10 +33,8 @@ def segment_sum_rows(m: sp.csr_array, starts: np.ndarray) -> sp.csr_array:
     m = m.tocsr()
     indptr = m.indptr[starts] - m.indptr[starts[0]]
     span = slice(m.indptr[starts[0]], m.indptr[starts[-1]])
-    # copies: sum_duplicates works in place and must not touch `m` (a cached value may own it)
-    out = _csr(m.data[span].copy(), m.indices[span].copy(), indptr, (len(starts) - 1, m.shape[1]))
-    out.sum_duplicates()
-    return out
+    # views of m's arrays; copied (by canonical) only when entries need summing
+    return canonical(_csr(m.data[span], m.indices[span], indptr, (len(starts) - 1, m.shape[1])))
 
 
 @dataclass
