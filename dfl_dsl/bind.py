@@ -154,7 +154,8 @@ class _Binder:
                 f"the value has shape {list(data.shape)}, the param is declared {list(want)}",
                 node.pos,
             )
-        return np.broadcast_to(data, want).ravel().astype(np.int64 if elem else float).copy()
+        # one pass: a fresh array of the entries (the caller's data is never shared)
+        return np.array(np.broadcast_to(data, want), dtype=np.int64 if elem else float).ravel()
 
     def _theta(self, stmt: ast.ParamDecl, domain: Domain, shape_style: bool) -> None:
         entity = Entity(stmt.name, "theta", stmt, domain, shape_style=shape_style)
