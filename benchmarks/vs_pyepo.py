@@ -12,19 +12,29 @@ initial weights, and both are scored by PyEPO's own `pyepo.metric.regret` and by
 
 from __future__ import annotations
 
-import argparse
-import json
-import time
-from pathlib import Path
+import os
 
-import numpy as np
-import torch
-from torch import nn
+# Both sides' tensors are tiny (batch 32 × 32 costs): BLAS/OpenMP threads only contend, and on a
+# loaded machine their spin-waits cost more than the work. One thread for both, like HiGHS's
+# single-threaded simplex.
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
 
-import dfl_dsl as dfl
-from dfl_dsl.generators import knapsack, shortest_path
-from dfl_dsl.learn.dataset import DFLData
-from dfl_dsl.learn.trainer import Trainer
+import argparse  # noqa: E402
+import json  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+from torch import nn  # noqa: E402
+
+import dfl_dsl as dfl  # noqa: E402
+from dfl_dsl.generators import knapsack, shortest_path  # noqa: E402
+from dfl_dsl.learn.dataset import DFLData  # noqa: E402
+from dfl_dsl.learn.trainer import Trainer  # noqa: E402
+
+torch.set_num_threads(1)
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = {
@@ -82,7 +92,7 @@ def run_pyepo(problem, data, n, loss_name, epochs, lr, batch):
     return predictor, float(np.mean(times)), float(regret), test_loader, optmodel
 
 
-def run_ours(problem, data, n, loss_name, epochs, lr, batch, processes):
+def run_ours(problem, data, n, loss_name, epochs, lr, batch, processes, oracle="auto"):
     inst = dfl.load(MODELS[problem]).bind(data.instance)
     train_data, test_data = data.split(n)
     train = DFLData.from_arrays(inst, train_data.arrays())
@@ -90,12 +100,25 @@ def run_ours(problem, data, n, loss_name, epochs, lr, batch, processes):
     torch.manual_seed(135)
     predictor = nn.Linear(data.features.shape[1], next(iter(data.targets.values())).shape[1])
     trainer = Trainer(inst, loss_name, predictor, epochs=epochs, batch_size=batch, lr=lr,
-                      processes=processes, progress=False)
+                      processes=processes, oracle=oracle, progress=False)
     history = trainer.fit(train)
     times = [e["train_time_s"] for e in history.epochs]
     regret = trainer.regret(test)
     trainer.oracle.close()
-    return predictor, float(np.mean(times)), float(regret)
+    return predictor, float(np.mean(times)), float(regret), trainer.oracle.method
+
+
+def variants(problem: str, processes: int, with_highs: bool) -> list[tuple[int, str]]:
+    """(processes, oracle) runs of ours: the default oracle on 1 and on `processes` workers, and
+    (with `with_highs`) the HiGHS oracle too where the default lists the feasible set instead,
+    so the table shows both; workers only matter for HiGHS."""
+    inst = dfl.load(MODELS[problem]).bind(make_data(problem, 1).instance)
+    from dfl_dsl.learn.enumeration import feasible_points
+
+    if feasible_points(inst.linear_form()) is None:
+        return [(p, "auto") for p in sorted({1, processes})]
+    highs = [(p, "highs") for p in sorted({1, processes})] if with_highs else []
+    return [(1, "auto")] + highs
 
 
 def main() -> None:
@@ -106,6 +129,8 @@ def main() -> None:
     ap.add_argument("--losses", default="spo+,pfyl")
     ap.add_argument("--processes", type=int, default=2)
     ap.add_argument("--json", type=Path, default=None, help="also write the rows here")
+    ap.add_argument("--no-highs-oracle", action="store_true",
+                    help="where ours lists the feasible set, skip the extra HiGHS-oracle rows")
     args = ap.parse_args()
     n = 200 if args.quick else 1000
     epochs = 2 if args.quick else args.epochs
@@ -117,26 +142,28 @@ def main() -> None:
         for loss_name in args.losses.split(","):
             p_pred, p_time, p_regret, loader, optmodel = run_pyepo(
                 problem, data, n, loss_name, epochs, 1e-2, 32)
-            for procs in sorted({1, args.processes}):
-                o_pred, o_time, o_regret = run_ours(problem, data, n, loss_name, epochs, 1e-2, 32,
-                                                    procs)
+            for procs, oracle in variants(problem, args.processes, not args.no_highs_oracle):
+                o_pred, o_time, o_regret, method = run_ours(problem, data, n, loss_name, epochs,
+                                                            1e-2, 32, procs, oracle)
                 o_regret_pyepo = float(pyepo.metric.regret(o_pred, optmodel, loader))
                 row = {
-                    "problem": problem, "loss": loss_name, "processes": procs,
+                    "problem": problem, "loss": loss_name, "processes": procs, "oracle": method,
                     "pyepo_s_per_epoch": round(p_time, 4), "ours_s_per_epoch": round(o_time, 4),
                     "speedup": round(p_time / o_time, 2),
                     "pyepo_regret": round(p_regret, 5),
                     "ours_regret": round(o_regret, 5),
                     "ours_regret_by_pyepo_metric": round(o_regret_pyepo, 5),
                     "regret_rel_diff": round((o_regret_pyepo - p_regret) / p_regret, 4),
+                    "load_avg_1m": round(os.getloadavg()[0], 2),
                 }
                 rows.append(row)
                 print(json.dumps(row), flush=True)
-    header = (f"{'problem':14} {'loss':5} {'proc':>4} {'PyEPO s/ep':>10} {'ours s/ep':>9} "
+    header = (f"{'problem':14} {'loss':5} {'proc':>4} {'oracle':9} {'PyEPO s/ep':>10} "
+              f"{'ours s/ep':>9} "
               f"{'speedup':>7} {'PyEPO regret':>12} {'ours regret':>11} {'rel diff':>8}")
     print("\n" + header)
     for r in rows:
-        print(f"{r['problem']:14} {r['loss']:5} {r['processes']:>4} "
+        print(f"{r['problem']:14} {r['loss']:5} {r['processes']:>4} {r['oracle']:9} "
               f"{r['pyepo_s_per_epoch']:>10.3f} {r['ours_s_per_epoch']:>9.3f} "
               f"{r['speedup']:>6.1f}x {r['pyepo_regret']:>12.4f} "
               f"{r['ours_regret_by_pyepo_metric']:>11.4f} {r['regret_rel_diff']:>+8.1%}")
