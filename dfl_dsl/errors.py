@@ -46,7 +46,8 @@ class DflError(Exception):
         return self.format()
 
     def format(self) -> str:
-        where = self.filename or "<input>"
+        # an error about the command line itself (an option's value) has no file to point at
+        where = self.filename or ("<input>" if self.pos.line else "dfl")
         if self.pos.line:
             where += f":{self.pos.line}:{self.pos.column}"
         lines = [f"{where}: error: {self.message}"]

@@ -101,6 +101,7 @@ def test_bad_options_exit_2(lp, tmp_path, args, message):
                                  *args])
     assert result.exit_code == 2 and message in _err(result)
     assert not out.exists() and "Traceback" not in result.output
+    assert "<input>" not in _err(result)  # an option error names the file or just `dfl`
 
 
 def test_model_errors_exit_2_with_a_caret(tmp_path):
