@@ -10,7 +10,7 @@ from __future__ import annotations
 from functools import cache
 from importlib import resources
 
-from lark import Lark, Token, Transformer_NonRecursive, v_args
+from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from .. import ast
@@ -65,9 +65,20 @@ def _number(text: str) -> int | float:
     return int(text)
 
 
-@v_args(meta=True)
-class _ToAst(Transformer_NonRecursive):
-    """Parse tree -> frozen AST dataclasses, each with its source position."""
+class _ToAst:
+    """Parse tree -> frozen AST dataclasses, each with its source position. One method per
+    grammar rule, called with the rule's meta (positions) and its already-built children."""
+
+    def transform(self, tree: Tree):
+        """Bottom-up over the subtrees, without recursion (a deeply nested model must reach
+        the nesting check, not a RecursionError) and without lark's per-call wrappers."""
+        built: dict[int, object] = {}
+        for sub in tree.iter_subtrees():  # children before their parents
+            children = [built[id(c)] if isinstance(c, Tree) else c for c in sub.children]
+            method = getattr(self, sub.data, None)
+            built[id(sub)] = (method(sub.meta, children) if method is not None
+                              else Tree(sub.data, children, sub.meta))
+        return built[id(tree)]
 
     # ------------------------------------------------------------ statements
     def start(self, meta, children):
