@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import torch
 
@@ -85,28 +86,42 @@ class Result:
     extra: dict = field(default_factory=dict)
 
 
-OUTER_LIMIT = 2**25  # entries of the cached row outer products (m × n²) worth keeping
+OUTER_LIMIT = 2**25  # entries of the cached row outer products (m × n(n+1)/2) worth keeping
 
 
 class LinearSystem:
     """(P + σI + Aᵀdiag(ρ)A)⁻¹ by Cholesky: one factor for the batch when P, A and ρ are shared,
-    one per problem otherwise."""
+    one per problem otherwise.
 
-    def __init__(self, qp: QPBatch, rho: torch.Tensor, sigma: float) -> None:
-        n = qp.n
+    `work` (a dict the caller keeps across factorizations, outside autograd) holds the
+    per-problem matrices' buffers: the next factorization overwrites them instead of allocating
+    — fresh megabyte-sized tensors cost as much in page faults as the factorization itself."""
+
+    def __init__(self, qp: QPBatch, rho: torch.Tensor, sigma: float,
+                 work: dict | None = None) -> None:
+        n, B = qp.n, qp.batch
         eye = torch.eye(n, dtype=qp.q.dtype, device=qp.q.device)
-        if qp.shared and bool((rho == rho[:1]).all()):
+        self.shared = qp.shared and bool((rho == rho[:1]).all())
+        if self.shared:
             M = qp.P + sigma * eye + qp.A.T @ (rho[0, :, None] * qp.A)
-            self.shared = True
-        elif qp.A.dim() == 2 and qp.m * n * n <= OUTER_LIMIT:
-            # shared A, per-problem ρ: Aᵀdiag(ρ)A = Σᵢ ρᵢ aᵢaᵢᵀ is one (B, m) @ (m, n²) product
-            M = qp.P + sigma * eye + (rho @ qp.row_outer()).view(qp.batch, n, n)
-            self.shared = False
+            work = None
+        elif qp.A.dim() == 2 and qp.m * n * (n + 1) // 2 <= OUTER_LIMIT:
+            # shared A, per-problem ρ: Aᵀdiag(ρ)A = Σᵢ ρᵢ aᵢaᵢᵀ is one (B, m) @ (m, n(n+1)/2)
+            # product on the triangle, mirrored into both halves
+            outer, lower, upper = _row_outer(qp, work)
+            base = (qp.P + sigma * eye).flatten(-2)[..., lower]
+            if base.dim() == 1:
+                tri = torch.addmm(base, rho, outer, out=_buffer(work, "tri", (B, len(lower)), rho))
+            else:
+                tri = base + rho @ outer
+            M = _buffer(work, "M", (B, n * n), rho)
+            M = tri.new_empty(B, n * n) if M is None else M
+            M = M.index_copy_(1, lower, tri).index_copy_(1, upper, tri).view(B, n, n)
         else:
-            A = qp.A if qp.A.dim() == 3 else qp.A.expand(qp.batch, -1, -1)
+            A = qp.A if qp.A.dim() == 3 else qp.A.expand(B, -1, -1)
             M = qp.P + sigma * eye + A.transpose(1, 2) @ (rho.unsqueeze(-1) * A)
-            self.shared = False
-        self.L = torch.linalg.cholesky(M)
+        # LAPACK's batched layout is column-major: a buffer in it is factored in place
+        self.L = torch.linalg.cholesky(M, out=_buffer(work, "L", (B, n, n), rho, True))
 
     def select(self, keep: torch.Tensor) -> LinearSystem:
         """The factors of the problems still running."""
@@ -119,32 +134,80 @@ class LinearSystem:
     def solve(self, rhs: torch.Tensor) -> torch.Tensor:
         if self.shared:
             return torch.cholesky_solve(rhs.T, self.L).T
-        return torch.cholesky_solve(rhs.unsqueeze(-1), self.L).squeeze(-1)
+        # two triangular solves: cholesky_solve copies every factor on each call on the CPU
+        w = torch.linalg.solve_triangular(self.L, rhs.unsqueeze(-1), upper=False)
+        return torch.linalg.solve_triangular(self.L.mT, w, upper=True).squeeze(-1)
+
+
+def _row_outer(qp: QPBatch, work: dict | None) -> tuple:
+    """qp.row_outer(), remembered in `work` for the next batch with the same A (a layer's
+    calls share it; comparing A costs little next to recomputing and faulting in the
+    products)."""
+    if work is not None and qp._outer is None and "outer" in work:
+        A, outer = work["outer"]
+        if (A.shape == qp.A.shape and A.dtype == qp.A.dtype and A.device == qp.A.device
+                and torch.equal(A, qp.A)):
+            qp._outer = outer
+    outer = qp.row_outer()
+    if work is not None:
+        work["outer"] = (qp.A, outer)
+    return outer
+
+
+def _buffer(work: dict | None, key: str, shape: tuple, like: torch.Tensor,
+            column_major: bool = False) -> torch.Tensor | None:
+    """The first shape[0] rows of the buffer `key` in `work` (allocated at the first call's,
+    largest, size); None without `work`."""
+    if work is None:
+        return None
+    buf = work.get(key)
+    if (buf is None or buf.shape[0] < shape[0] or buf.shape[1:] != shape[1:]
+            or buf.dtype != like.dtype or buf.device != like.device):
+        if column_major:
+            buf = like.new_empty((shape[0], *shape[:0:-1])).mT
+        else:
+            buf = like.new_empty(shape)
+        work[key] = buf
+    return buf[: shape[0]]
 
 
 def prox_penalty(w: torch.Tensor, lo: torch.Tensor, hi: torch.Tensor,
                  t: torch.Tensor) -> torch.Tensor:
-    """prox of t·dist(·, [lo, hi]): move w towards its projection by at most t (clip, then
-    soft-threshold the remainder)."""
-    proj = torch.minimum(torch.maximum(w, lo), hi)
-    return w - (w - proj).clamp(min=-t, max=t)
+    """prox of t·dist(·, [lo, hi]): move w towards its projection by at most t — the projection
+    clipped to [w − t, w + t]. (Not `torch.clamp(w, lo, hi)`: on an equality row, lo = hi, its
+    backward passes no gradient to the bounds.)"""
+    return torch.clamp(torch.minimum(torch.maximum(w, lo), hi), w - t, w + t)
 
 
 def step(qp: QPBatch, s: State, p: Params, lin: LinearSystem, sigma: float) -> State:
-    """One over-relaxed ADMM iteration (functional, so unrolling can backpropagate)."""
-    rhs = sigma * s.x - qp.q + qp.ATy(p.rho * s.z - s.y)
-    xt = lin.solve(rhs)
-    zt = qp.Ax(xt)
-    x = p.alpha * xt + (1 - p.alpha) * s.x
-    v = p.alpha * zt + (1 - p.alpha) * s.z
-    z = prox_penalty(v + s.y / p.rho, qp.lo, qp.hi, p.mu / p.rho)
-    y = s.y + p.rho * (v - z)
-    return State(x, z, y)
+    """One over-relaxed ADMM iteration (functional, so unrolling can backpropagate), in fused
+    ops: each elementwise op costs about as much as the batch's n × n solve at these sizes."""
+    xt = lin.solve(qp.ATy(torch.addcmul(-s.y, p.rho, s.z), sigma * s.x - qp.q))
+    x = torch.lerp(s.x, xt, p.alpha)
+    v = torch.lerp(s.z, qp.Ax(xt), p.alpha)
+    z = prox_penalty(torch.addcdiv(v, s.y, p.rho), qp.lo, qp.hi, p.mu / p.rho)
+    return State(x, z, torch.addcmul(s.y, p.rho, v - z))
 
 
-def residuals(qp: QPBatch, s: State, eps_abs: float, eps_rel: float):
+class Products(NamedTuple):
+    """Ax, Px and Aᵀy at a state: the residuals and the policy's features share them."""
+
+    Ax: torch.Tensor
+    Px: torch.Tensor
+    ATy: torch.Tensor
+
+    @classmethod
+    def of(cls, qp: QPBatch, s: State) -> Products:
+        return cls(qp.Ax(s.x), qp.Px(s.x), qp.ATy(s.y))
+
+    def select(self, keep: torch.Tensor) -> Products:
+        return Products(self.Ax[keep], self.Px[keep], self.ATy[keep])
+
+
+def residuals(qp: QPBatch, s: State, eps_abs: float, eps_rel: float,
+              products: Products | None = None):
     """OSQP's primal/dual residuals (∞-norms, per problem) and their tolerances."""
-    Ax, Px, ATy = qp.Ax(s.x), qp.Px(s.x), qp.ATy(s.y)
+    Ax, Px, ATy = products if products is not None else Products.of(qp, s)
     r_prim = (Ax - s.z).abs().amax(-1)
     r_dual = (Px + qp.q + ATy).abs().amax(-1)
     e_prim = eps_abs + eps_rel * torch.maximum(Ax.abs().amax(-1), s.z.abs().amax(-1))
@@ -174,13 +237,13 @@ def initial_state(qp: QPBatch, warm: State | None) -> State:
 
 @torch.no_grad()
 def solve(qp: QPBatch, policy=None, settings: Settings | None = None,
-          warm: State | None = None) -> Result:
+          warm: State | None = None, work: dict | None = None) -> Result:
     """Solve a batch to OSQP's tolerances, raising μ on rows whose duals saturate it.
 
     `policy` sets ρ, μ, α (None: the fixed OSQP-like parameters); `warm` is a State in the
     original units (x, z = Ax, y) from an earlier solve of similar problems. Problems leave the
     batch as they finish, so the batch costs the sum of its problems' iterations, not B × the
-    slowest one's."""
+    slowest one's. `work`: a dict of buffers kept across calls (see LinearSystem)."""
     s = settings or Settings()
     start = time.perf_counter()
     full, D = qp.row_scaled()
@@ -191,7 +254,8 @@ def solve(qp: QPBatch, policy=None, settings: Settings | None = None,
     params = initial_params(scaled, s)
     if policy is not None:
         params = policy.initial(scaled, params)
-    lin = LinearSystem(scaled, params.rho, s.sigma)
+    lin = None
+    work = {} if work is None else work
     B = qp.batch
     device = qp.q.device
     out = State(torch.empty_like(state.x), torch.empty_like(state.z), torch.empty_like(state.y))
@@ -204,27 +268,31 @@ def solve(qp: QPBatch, policy=None, settings: Settings | None = None,
     every = getattr(policy, "every", None)
     it = 0
     while it < s.max_iter:
+        if lin is None:  # ρ changed: factor for the problems still running
+            lin = LinearSystem(scaled, params.rho, s.sigma, work)
         state = step(scaled, state, params, lin, s.sigma)
         it += 1
-        if every and it % every == 0:
-            params = policy.update(scaled, state, params, s)
-            lin = LinearSystem(scaled, params.rho, s.sigma)
         timed_out = s.time_limit is not None and time.perf_counter() - start > s.time_limit
-        if it % s.check_every and it != s.max_iter and not timed_out:
+        check = not it % s.check_every or it == s.max_iter or timed_out
+        products = Products.of(scaled, state) if check else None
+        if every and it % every == 0:
+            params = policy.update(scaled, state, params, s, products)
+            lin = None
+        if not check:
             continue
-        r_p, r_d, e_p, e_d = residuals(scaled, state, s.eps_abs, s.eps_rel)
+        r_p, r_d, e_p, e_d = residuals(scaled, state, s.eps_abs, s.eps_rel, products)
         conv = (r_p <= e_p) & (r_d <= e_d)
+        viol = scaled.violation(state.x, products.Ax)
         if policy is not None:  # a row violated at its full μ: one μ for all rows from now on
             pinned = ((state.y.abs() >= 0.99 * params.mu)
-                      & (scaled.violation(state.x) > e_p.unsqueeze(-1))).any(-1, keepdim=True)
+                      & (viol > e_p.unsqueeze(-1))).any(-1, keepdim=True)
             params.mu = torch.where(pinned, params.mu_ref, params.mu)
             fresh = pinned & params.mu_free
             if fresh.any():  # and the (feasible-trained) policy's ρ is reset to the start's
                 params.rho = torch.where(fresh, initial_params(scaled, s).rho, params.rho)
-                lin = LinearSystem(scaled, params.rho, s.sigma)
+                lin = None
             params.mu_free = params.mu_free & ~pinned
         if conv.any():
-            viol = scaled.violation(state.x)
             violated = viol > e_p.unsqueeze(-1)
             total = viol.sum(-1)
             has = violated.any(-1)
@@ -252,7 +320,8 @@ def solve(qp: QPBatch, policy=None, settings: Settings | None = None,
                     break
                 index, last_violation = index[keep], last_violation[keep]
                 scaled, state = scaled.select(keep), state.select(keep)
-                params, lin = params.select(keep), lin.select(keep)
+                params = params.select(keep)
+                lin = lin.select(keep) if lin is not None else None
         if timed_out:
             break
     if not bool(done.all()):  # iteration or time limit: the points reached so far

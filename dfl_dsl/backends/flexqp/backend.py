@@ -22,16 +22,17 @@ from .policy import DeepPolicy, default_policy
 DTYPES = {"float64": torch.float64, "float32": torch.float32}
 
 
-def policy_named(name, device, dtype):
-    """`deep` (the shipped trained policy), `fixed` (OSQP's parameters), or a policy file."""
+def policy_named(name, device):
+    """`deep` (the shipped trained policy), `fixed` (OSQP's parameters), or a policy file; the
+    network runs in float32 on batches of either dtype."""
     if name in (None, "deep"):
-        return default_policy(device, dtype)
+        return default_policy(device)
     if name == "fixed":
         return None
     if isinstance(name, DeepPolicy):
-        return name.to(device=device, dtype=dtype)
+        return name.to(device=device, dtype=torch.float32)
     try:
-        return DeepPolicy.load(name).to(device=device, dtype=dtype)
+        return DeepPolicy.load(name).to(device=device, dtype=torch.float32)
     except (OSError, RuntimeError, KeyError) as exc:
         raise DflError(f"can't load the FlexQP policy `{name}`: {exc}") from None
 
@@ -49,7 +50,7 @@ def solve_instance(inst, *, time_limit=None, seed=None, device: str = "cpu",
     dense = DenseForm(form, dtype=DTYPES[dtype], device=device)
     qp = dense.batch(torch.as_tensor(theta, dtype=DTYPES[dtype], device=device)[None])
     settings = Settings(eps_abs=eps, eps_rel=eps, max_iter=max_iter, time_limit=time_limit)
-    result = solve(qp, policy_named(policy, device, DTYPES[dtype]), settings)
+    result = solve(qp, policy_named(policy, device), settings)
     x = result.x[0].double().cpu().numpy()
     y = result.y[0].double().cpu().numpy()
     status = result.status[0]

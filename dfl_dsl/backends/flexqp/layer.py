@@ -34,26 +34,37 @@ def active_rows(qp: QPBatch, x: torch.Tensor, y: torch.Tensor, tol: float) -> tu
 
 
 def kkt_gradients(qp: QPBatch, x: torch.Tensor, y: torch.Tensor, g: torch.Tensor, tol: float,
-                  delta: float = 1e-7, refine: int = 6) -> dict[str, torch.Tensor]:
-    """∂L/∂(P, q, A, lo, hi) from ∂L/∂x = g: the active-set KKT system, solved like OSQP's
-    polish (Stellato et al. 2020, §4.2) — the quasi-definite K̃ = [[P + δI, A_Sᵀ], [A_S, −δI]]
-    reduces to the n × n Cholesky of P + δI + A_SᵀA_S/δ, and iterative refinement against K
-    removes the δ. Cheaper than a dense (n + m) LU of K for every problem."""
+                  delta: float = 1e-7, refine: int = 6,
+                  wanted: tuple[str, ...] = ("P", "q", "A", "lo", "hi"),
+                  work: dict | None = None) -> dict[str, torch.Tensor]:
+    """∂L/∂(P, q, A, lo, hi) (those `wanted`) from ∂L/∂x = g: the active-set KKT system, solved
+    like OSQP's polish (Stellato et al. 2020, §4.2) — the quasi-definite
+    K̃ = [[P + δI, A_Sᵀ], [A_S, −δI]] reduces to the n × n Cholesky of P + δI + A_SᵀA_S/δ, and
+    iterative refinement against K removes the δ (up to `refine` rounds, until the residual is
+    at rounding level: two or three in float64). Cheaper than a dense (n + m) LU of K for every
+    problem. `work`: LinearSystem's buffers (outside autograd)."""
     active, upper = active_rows(qp, x, y, tol)
     D = active.to(x.dtype)
-    lin = LinearSystem(QPBatch(qp.P, qp.q, qp.A, qp.lo, qp.hi, qp._outer), D / delta, delta)
+    lin = LinearSystem(qp, D / delta, delta, work)
     u = torch.zeros_like(g)
     v = torch.zeros_like(y)
-    for _ in range(refine):
-        r1 = g - qp.Px(u) - qp.ATy(D * v)
+    floor = 100 * torch.finfo(g.dtype).eps
+    for k in range(refine):  # v, r2 stay 0 off the active set
+        Pu, ATv = qp.Px(u), qp.ATy(v)
+        r1 = g - Pu - ATv
         r2 = -D * qp.Ax(u)
-        du = lin.solve(r1 + qp.ATy(D * r2) / delta)
+        if k and bool(torch.maximum(r1.abs().amax(), r2.abs().amax()) <= floor * torch.stack(
+                [g.abs().amax(), Pu.abs().amax(), ATv.abs().amax()]).amax()):
+            break
+        du = lin.solve(qp.ATy(r2 / delta, r1))
         u = u + du
         v = v + D * (qp.Ax(du) - r2) / delta
-    grad_A = -(y.unsqueeze(-1) * u.unsqueeze(1) + v.unsqueeze(-1) * x.unsqueeze(1))
-    grad_P = -0.5 * (u.unsqueeze(-1) * x.unsqueeze(1) + x.unsqueeze(-1) * u.unsqueeze(1))
-    return {"P": grad_P, "q": -u, "A": grad_A, "lo": torch.where(upper, 0.0, v),
-            "hi": torch.where(upper, v, 0.0)}
+    grads = {"q": -u, "lo": torch.where(upper, 0.0, v), "hi": torch.where(upper, v, 0.0)}
+    if "A" in wanted:
+        grads["A"] = -(y.unsqueeze(-1) * u.unsqueeze(1) + v.unsqueeze(-1) * x.unsqueeze(1))
+    if "P" in wanted:
+        grads["P"] = -0.5 * (u.unsqueeze(-1) * x.unsqueeze(1) + x.unsqueeze(-1) * u.unsqueeze(1))
+    return grads
 
 
 class _FlexQPFn(torch.autograd.Function):
@@ -62,17 +73,22 @@ class _FlexQPFn(torch.autograd.Function):
         qp = QPBatch(P, q, A, lo, hi)
         result = runner.run(qp)
         ctx.save_for_backward(P, q, A, lo, hi, result.x, result.y)
-        ctx.tol = runner.active_tol
+        ctx.runner = runner
         return result.x
 
     @staticmethod
     def backward(ctx, g):
         P, q, A, lo, hi, x, y = ctx.saved_tensors
-        grads = kkt_gradients(QPBatch(P, q, A, lo, hi), x, y, g, ctx.tol)
+        names = ("P", "q", "A", "lo", "hi")
+        wanted = tuple(n for n, need in zip(names, ctx.needs_input_grad, strict=False) if need)
+        runner = ctx.runner
+        work = None if torch.is_grad_enabled() else runner.work
+        grads = kkt_gradients(QPBatch(P, q, A, lo, hi), x, y, g, runner.active_tol,
+                              wanted=wanted, work=work)
         out = []
-        for name, value in zip(("P", "q", "A", "lo", "hi"), (P, q, A, lo, hi), strict=True):
-            grad = grads[name]
-            out.append(grad.sum(0) if value.dim() < grad.dim() else grad)
+        for name, value in zip(names, (P, q, A, lo, hi), strict=True):
+            grad = grads[name] if name in wanted else None
+            out.append(grad.sum(0) if grad is not None and value.dim() < grad.dim() else grad)
         return (*out, None)
 
 
@@ -86,11 +102,12 @@ class Runner:
         self.active_tol = max(1e-7, 100 * settings.eps_abs)
         self.last = None
         self.last_result = None
+        self.work: dict = {}  # the factorizations' buffers, reused by every call
 
     def run(self, qp: QPBatch):
         warm = self.last if self.warm_start and self.last is not None \
             and self.last.x.shape == qp.q.shape else None
-        result = solve(qp, self.policy, self.settings, warm)
+        result = solve(qp, self.policy, self.settings, warm, self.work)
         self.last = State(result.x, result.z, result.y)
         self.last_result = result
         return result
@@ -143,7 +160,7 @@ class FlexQPLayer(nn.Module):
         key = str(device)
         if key not in self._dense:
             self._dense[key] = DenseForm(self.form, dtype=self.dtype, device=device)
-            policy = self._policy_for(self._policy_name, device, self.dtype)
+            policy = self._policy_for(self._policy_name, device)
             self._runners[key] = Runner(policy, self.settings, self.warm_start)
         return self._dense[key], self._runners[key]
 

@@ -17,42 +17,46 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from .admm import Params, Settings, State
+from .admm import Params, Products, Settings, State
 from .problem import QPBatch
 
 N_FEATURES = 8
 # ρ's range: in float32 a wider spread leaves the factored matrix too ill-conditioned to solve
 RHO_RANGE = {torch.float64: (1e-6, 1e6), torch.float32: (1e-3, 1e3)}
 DEFAULT_POLICY = Path(__file__).with_name("policy.pt")
+LOG2_10 = math.log2(10)  # 10**t as exp2(t log2 10): a third of pow's cost
 
 
 def _log(v: torch.Tensor) -> torch.Tensor:
     return torch.log10(v + 1e-12).clamp(-12, 6) / 6
 
 
-def features(qp: QPBatch, s: State, p: Params) -> tuple[torch.Tensor, torch.Tensor]:
-    """Per-constraint features (B, m, F) and the residual-balancing log-step (B, 1)."""
-    Ax, Px, ATy = qp.Ax(s.x), qp.Px(s.x), qp.ATy(s.y)
+def features(qp: QPBatch, s: State, p: Params, products: Products | None = None,
+             dtype: torch.dtype | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per-constraint features (B, m, F) and the residual-balancing log-step (B, 1), in `dtype`
+    (default the batch's). The ratios are formed in the batch's precision; the logarithms, which
+    cost most at these sizes, in `dtype`. `products` (Ax, Px, Aᵀy at s) saves recomputing them."""
+    Ax, Px, ATy = products if products is not None else Products.of(qp, s)
+    dtype = dtype or qp.q.dtype
     scale_p = torch.maximum(Ax.abs().amax(-1), s.z.abs().amax(-1)).clamp(min=1e-12)
     scale_d = torch.stack([Px.abs().amax(-1), ATy.abs().amax(-1),
                            qp.q.abs().amax(-1)]).amax(0).clamp(min=1e-12)
     r_row = (Ax - s.z).abs() / scale_p.unsqueeze(-1)
-    r_p = r_row.amax(-1)
     r_d = (Px + qp.q + ATy).abs().amax(-1) / scale_d
-    balance = (0.5 * torch.log10((r_p + 1e-12) / (r_d + 1e-12))).clamp(-2, 2).unsqueeze(-1)
     gap = torch.minimum(s.z - qp.lo, qp.hi - s.z).clamp(min=0) / (1 + s.z.abs())
+    # log10 ρ / 6 is _log(ρ) to ~1e-6 (ρ >= 1e-6): one log for the three
+    rho_r_gap = _log(torch.stack([p.rho, r_row, gap], dim=-1).to(dtype))
+    r_p = r_row.amax(-1).to(dtype)
+    balance = (0.5 * torch.log10((r_p + 1e-12) / (r_d.to(dtype) + 1e-12))).clamp(-2, 2)
     B, m = qp.lo.shape
-    feats = torch.stack([
-        torch.log10(p.rho) / 6,
-        _log(r_row),
-        _log(gap),
-        (s.y.abs() / p.mu).clamp(max=1),
-        (qp.lo == qp.hi).to(qp.q.dtype),
-        balance.expand(B, m),
-        _log(r_p).unsqueeze(-1).expand(B, m),
-        _log(r_d).unsqueeze(-1).expand(B, m),
+    per_problem = torch.stack([balance, _log(r_p), _log(r_d.to(dtype))], dim=-1)
+    feats = torch.cat([
+        rho_r_gap,
+        (s.y.abs() / p.mu).clamp(max=1).to(dtype).unsqueeze(-1),
+        (qp.lo == qp.hi).to(dtype).unsqueeze(-1),
+        per_problem.unsqueeze(1).expand(B, m, 3),
     ], dim=-1)
-    return feats, balance
+    return feats, balance.unsqueeze(-1)
 
 
 class DeepPolicy(nn.Module):
@@ -73,23 +77,28 @@ class DeepPolicy(nn.Module):
     def initial(self, qp: QPBatch, params: Params) -> Params:
         return params
 
-    def update(self, qp: QPBatch, s: State, p: Params, settings: Settings | None = None) -> Params:
-        feats, balance = features(qp, s, p)  # the policy holds the batch's dtype and device
+    def update(self, qp: QPBatch, s: State, p: Params, settings: Settings | None = None,
+               products: Products | None = None) -> Params:
+        """New ρ, μ, α from the state. The network runs in its own dtype (float32 for the
+        shipped policy, whatever the batch's: its outputs only steer the iterations, and
+        float32 costs a third of float64 here); ρ and μ are then formed in the batch's."""
+        dtype = self.alpha_head.weight.dtype
+        feats, balance = features(qp, s, p, products, dtype)
         h = self.body(feats)
         row = self.row_head(h)
         # trained on feasible problems only: once a problem shows violated rows (μ pinned),
         # its ρ and α follow the rule alone
         step = (0.5 * balance + torch.where(p.mu_free, row[..., 0], 0.0)).clamp(-1, 1)
         low, high = RHO_RANGE.get(qp.q.dtype, RHO_RANGE[torch.float32])
-        rho = (p.rho * 10 ** step).clamp(low, high)
+        rho = (p.rho * torch.exp2(LOG2_10 * step).to(p.rho.dtype)).clamp(low, high)
         # μ only grows, to at most 10 μ_ref (a μ moving both ways would change the problem
         # under the iterations), and only while no row has shown itself violated
-        mu = torch.where(p.mu_free, torch.maximum(p.mu, p.mu_ref * 10 ** torch.tanh(row[..., 1])),
-                         p.mu_ref)
+        grown = p.mu_ref * torch.exp2(LOG2_10 * torch.tanh(row[..., 1])).to(p.mu.dtype)
+        mu = torch.where(p.mu_free, torch.maximum(p.mu, grown), p.mu_ref)
         base = math.log(0.6 / 0.3)  # α = 1.6 with the head at zero
         logit = self.alpha_head(h.mean(1))
         alpha = 1 + 0.9 * torch.sigmoid(torch.where(p.mu_free, logit, 0.0) + base)
-        return Params(rho, mu, alpha, p.mu_ref, p.mu_free)
+        return Params(rho, mu, alpha.to(p.alpha.dtype), p.mu_ref, p.mu_free)
 
     def save(self, path: Path, **meta) -> None:
         torch.save({"state": self.state_dict(), "hidden": self.body[0].out_features,
@@ -107,9 +116,10 @@ class DeepPolicy(nn.Module):
 _cache: dict[str, DeepPolicy] = {}
 
 
-def default_policy(device="cpu", dtype=torch.float64) -> DeepPolicy:
-    """The shipped trained policy (loaded once per device and dtype)."""
-    key = f"{device}/{dtype}"
+def default_policy(device="cpu") -> DeepPolicy:
+    """The shipped trained policy (loaded once per device), in float32 for batches of either
+    dtype."""
+    key = str(device)
     if key not in _cache:
-        _cache[key] = DeepPolicy.load(DEFAULT_POLICY).to(device=device, dtype=dtype)
+        _cache[key] = DeepPolicy.load(DEFAULT_POLICY).to(device=device, dtype=torch.float32)
     return _cache[key]

@@ -20,9 +20,12 @@ def mv(M: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     return v @ M.T if M.dim() == 2 else torch.bmm(M, v.unsqueeze(-1)).squeeze(-1)
 
 
-def mtv(M: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-    """Mᵀ v for each problem: v (B, m) -> (B, n)."""
-    return v @ M if M.dim() == 2 else torch.bmm(v.unsqueeze(1), M).squeeze(1)
+def mtv(M: torch.Tensor, v: torch.Tensor, add: torch.Tensor | None = None) -> torch.Tensor:
+    """Mᵀ v (+ add) for each problem: v (B, m) -> (B, n)."""
+    if M.dim() == 2:
+        return v @ M if add is None else torch.addmm(add, v, M)
+    out = torch.bmm(v.unsqueeze(1), M).squeeze(1)
+    return out if add is None else out + add
 
 
 @dataclass
@@ -32,7 +35,7 @@ class QPBatch:
     A: torch.Tensor  # (m, n) or (B, m, n)
     lo: torch.Tensor  # (B, m), may hold -inf
     hi: torch.Tensor  # (B, m), may hold +inf
-    _outer: torch.Tensor | None = field(default=None, repr=False, compare=False)
+    _outer: tuple | None = field(default=None, repr=False, compare=False)
 
     @property
     def batch(self) -> int:
@@ -71,11 +74,13 @@ class QPBatch:
                        self.A if self.A.dim() == 2 else self.A[keep], self.lo[keep],
                        self.hi[keep], self._outer)
 
-    def row_outer(self) -> torch.Tensor:
-        """The outer products aᵢaᵢᵀ of a shared A's rows, (m, n²), computed once: a new
-        per-problem ρ then refactors with one matrix product."""
+    def row_outer(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """The lower triangles of the outer products aᵢaᵢᵀ of a shared A's rows, (m, n(n+1)/2),
+        and where that triangle and its mirror sit in a flattened n × n matrix; computed once:
+        a new per-problem ρ then refactors with one matrix product."""
         if self._outer is None:
-            self._outer = (self.A.unsqueeze(2) * self.A.unsqueeze(1)).reshape(self.m, -1)
+            i, j = torch.tril_indices(self.n, self.n, device=self.A.device)
+            self._outer = (self.A[:, i] * self.A[:, j], i * self.n + j, j * self.n + i)
         return self._outer
 
     def Px(self, x: torch.Tensor) -> torch.Tensor:
@@ -84,16 +89,17 @@ class QPBatch:
     def Ax(self, x: torch.Tensor) -> torch.Tensor:
         return mv(self.A, x)
 
-    def ATy(self, y: torch.Tensor) -> torch.Tensor:
-        return mtv(self.A, y)
+    def ATy(self, y: torch.Tensor, add: torch.Tensor | None = None) -> torch.Tensor:
+        """Aᵀy, plus `add` when given (one fused product for a shared A)."""
+        return mtv(self.A, y, add)
 
     def objective(self, x: torch.Tensor) -> torch.Tensor:
         return 0.5 * (x * self.Px(x)).sum(-1) + (self.q * x).sum(-1)
 
-    def violation(self, x: torch.Tensor) -> torch.Tensor:
+    def violation(self, x: torch.Tensor, ax: torch.Tensor | None = None) -> torch.Tensor:
         """Each row's distance from its interval, dist(aᵢᵀx, [lᵢ, uᵢ]): the L1 relaxation's
-        penalty per unit of μ."""
-        ax = self.Ax(x)
+        penalty per unit of μ (`ax`: Ax when already at hand)."""
+        ax = self.Ax(x) if ax is None else ax
         return (ax - self.hi).clamp(min=0) + (self.lo - ax).clamp(min=0)
 
     def row_scaled(self) -> tuple[QPBatch, torch.Tensor]:

@@ -61,7 +61,7 @@ def test_prox_moves_towards_the_interval_by_at_most_t():
 def test_float32_solves_to_float32_accuracy():
     qp = _shared(seed=2)
     ref = solve(qp, default_policy(), TIGHT)
-    low = solve(qp.to(torch.float32), default_policy(dtype=torch.float32),
+    low = solve(qp.to(torch.float32), default_policy(),
                 Settings(eps_abs=1e-4, eps_rel=1e-4))
     assert low.x.dtype == torch.float32 and low.status == ["optimal"] * qp.batch
     assert float((low.x.double() - ref.x).abs().max()) < 1e-2
