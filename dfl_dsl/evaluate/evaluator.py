@@ -69,6 +69,9 @@ class Evaluator:
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
         self._macros: dict[str, Val] = {}
+        # declarations written over the same index (`param cost{ORIG, DEST}`, `var
+        # ship{ORIG, DEST}`) share one Domain: its frame is the costly part of a big product
+        self._domains: dict[str, Domain] = {}
 
     # ------------------------------------------------------------------ entry points
     def value(self, node: ast.Expr, frame: Frame) -> Val:
@@ -113,6 +116,12 @@ class Evaluator:
         """The entries of a declaration's index."""
         if index is None:
             return Domain.scalar()
+        key = repr(index)  # the index as written, positions aside: sets are bound for good
+        if key not in self._domains:
+            self._domains[key] = self._domain(index)
+        return self._domains[key]
+
+    def _domain(self, index: ast.Index) -> Domain:
         root = Frame.root()
         if isinstance(index, ast.ShapeIndex):
             sets = []
