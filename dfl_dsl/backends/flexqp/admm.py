@@ -107,7 +107,10 @@ class LinearSystem:
             work = None
         elif qp.A.dim() == 2 and qp.m * n * (n + 1) // 2 <= OUTER_LIMIT:
             # shared A, per-problem ρ: Aᵀdiag(ρ)A = Σᵢ ρᵢ aᵢaᵢᵀ is one (B, m) @ (m, n(n+1)/2)
-            # product on the triangle, mirrored into both halves
+            # product on the lower triangle, written column-major (LAPACK's layout: Cholesky's
+            # copy of it is then a straight one). The lower triangle is all that LAPACK reads on
+            # the CPU; it is mirrored on a GPU (whose solver makes no such promise through torch)
+            # and under autograd (Cholesky's backward takes the matrix as symmetric)
             outer, lower, upper = _row_outer(qp, work)
             base = (qp.P + sigma * eye).flatten(-2)[..., lower]
             if base.dim() == 1:
@@ -116,7 +119,10 @@ class LinearSystem:
                 tri = base + rho @ outer
             M = _buffer(work, "M", (B, n * n), rho)
             M = tri.new_empty(B, n * n) if M is None else M
-            M = M.index_copy_(1, lower, tri).index_copy_(1, upper, tri).view(B, n, n)
+            M = M.index_copy_(1, upper, tri)
+            if M.is_cuda or torch.is_grad_enabled():
+                M = M.index_copy_(1, lower, tri)
+            M = M.view(B, n, n).mT
         else:
             A = qp.A if qp.A.dim() == 3 else qp.A.expand(B, -1, -1)
             M = qp.P + sigma * eye + A.transpose(1, 2) @ (rho.unsqueeze(-1) * A)
@@ -189,31 +195,29 @@ def step(qp: QPBatch, s: State, p: Params, lin: LinearSystem, sigma: float) -> S
     return State(x, z, torch.addcmul(s.y, p.rho, v - z))
 
 
-class Products(NamedTuple):
-    """Ax, Px and Aᵀy at a state: the residuals and the policy's features share them."""
+class Residuals(NamedTuple):
+    """OSQP's primal/dual residuals at a state (∞-norms, per problem) and the parts they are
+    made of: the convergence test, the violations and the policy's features share them."""
 
-    Ax: torch.Tensor
-    Px: torch.Tensor
-    ATy: torch.Tensor
+    Ax: torch.Tensor  # (B, m)
+    prim: torch.Tensor  # (B, m) |Ax − z|
+    r_prim: torch.Tensor  # (B,) ‖Ax − z‖∞
+    r_dual: torch.Tensor  # (B,) ‖Px + q + Aᵀy‖∞
+    scale_prim: torch.Tensor  # (B,) max(‖Ax‖∞, ‖z‖∞)
+    scale_dual: torch.Tensor  # (B,) max(‖Px‖∞, ‖Aᵀy‖∞, ‖q‖∞)
 
     @classmethod
-    def of(cls, qp: QPBatch, s: State) -> Products:
-        return cls(qp.Ax(s.x), qp.Px(s.x), qp.ATy(s.y))
+    def of(cls, qp: QPBatch, s: State) -> Residuals:
+        Ax, Px, ATy = qp.Ax(s.x), qp.Px(s.x), qp.ATy(s.y)
+        prim = (Ax - s.z).abs()
+        scale_dual = torch.stack([Px.abs().amax(-1), ATy.abs().amax(-1),
+                                  qp.q.abs().amax(-1)]).amax(0)
+        return cls(Ax, prim, prim.amax(-1), (Px + qp.q + ATy).abs().amax(-1),
+                   torch.maximum(Ax.abs().amax(-1), s.z.abs().amax(-1)), scale_dual)
 
-    def select(self, keep: torch.Tensor) -> Products:
-        return Products(self.Ax[keep], self.Px[keep], self.ATy[keep])
-
-
-def residuals(qp: QPBatch, s: State, eps_abs: float, eps_rel: float,
-              products: Products | None = None):
-    """OSQP's primal/dual residuals (∞-norms, per problem) and their tolerances."""
-    Ax, Px, ATy = products if products is not None else Products.of(qp, s)
-    r_prim = (Ax - s.z).abs().amax(-1)
-    r_dual = (Px + qp.q + ATy).abs().amax(-1)
-    e_prim = eps_abs + eps_rel * torch.maximum(Ax.abs().amax(-1), s.z.abs().amax(-1))
-    e_dual = eps_abs + eps_rel * torch.stack(
-        [Px.abs().amax(-1), ATy.abs().amax(-1), qp.q.abs().amax(-1)]).amax(0)
-    return r_prim, r_dual, e_prim, e_dual
+    def tolerances(self, eps_abs: float, eps_rel: float) -> tuple[torch.Tensor, torch.Tensor]:
+        """OSQP's (ε_prim, ε_dual) per problem."""
+        return eps_abs + eps_rel * self.scale_prim, eps_abs + eps_rel * self.scale_dual
 
 
 def initial_params(qp: QPBatch, settings: Settings) -> Params:
@@ -274,15 +278,15 @@ def solve(qp: QPBatch, policy=None, settings: Settings | None = None,
         it += 1
         timed_out = s.time_limit is not None and time.perf_counter() - start > s.time_limit
         check = not it % s.check_every or it == s.max_iter or timed_out
-        products = Products.of(scaled, state) if check else None
+        res = Residuals.of(scaled, state) if check else None
         if every and it % every == 0:
-            params = policy.update(scaled, state, params, s, products)
+            params = policy.update(scaled, state, params, s, res)
             lin = None
         if not check:
             continue
-        r_p, r_d, e_p, e_d = residuals(scaled, state, s.eps_abs, s.eps_rel, products)
-        conv = (r_p <= e_p) & (r_d <= e_d)
-        viol = scaled.violation(state.x, products.Ax)
+        e_p, e_d = res.tolerances(s.eps_abs, s.eps_rel)
+        conv = (res.r_prim <= e_p) & (res.r_dual <= e_d)
+        viol = scaled.violation(state.x, res.Ax)
         if policy is not None:  # a row violated at its full μ: one μ for all rows from now on
             pinned = ((state.y.abs() >= 0.99 * params.mu)
                       & (viol > e_p.unsqueeze(-1))).any(-1, keepdim=True)
@@ -328,10 +332,10 @@ def solve(qp: QPBatch, policy=None, settings: Settings | None = None,
         _store(out, out_mu, index, state, params.mu, slice(None))
     status = ["relaxed" if r else "optimal" if d else "feasible"
               for d, r in zip(done.tolist(), relaxed.tolist(), strict=True)]
-    r_p, r_d, _, _ = residuals(full, out, s.eps_abs, s.eps_rel)
+    res = Residuals.of(full, out)
     return Result(x=out.x, z=out.z / D, y=out.y * D, status=status,
-                  iterations=iterations, violation=qp.violation(out.x), r_prim=r_p,
-                  r_dual=r_d, mu=out_mu * D, extra={"total_iterations": it})
+                  iterations=iterations, violation=qp.violation(out.x), r_prim=res.r_prim,
+                  r_dual=res.r_dual, mu=out_mu * D, extra={"total_iterations": it})
 
 
 def _store(out: State, out_mu: torch.Tensor, at, state: State, mu: torch.Tensor, rows) -> None:

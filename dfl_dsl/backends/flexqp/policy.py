@@ -17,7 +17,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from .admm import Params, Products, Settings, State
+from .admm import Params, Residuals, Settings, State
 from .problem import QPBatch
 
 N_FEATURES = 8
@@ -31,25 +31,23 @@ def _log(v: torch.Tensor) -> torch.Tensor:
     return torch.log10(v + 1e-12).clamp(-12, 6) / 6
 
 
-def features(qp: QPBatch, s: State, p: Params, products: Products | None = None,
+def features(qp: QPBatch, s: State, p: Params, res: Residuals | None = None,
              dtype: torch.dtype | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """Per-constraint features (B, m, F) and the residual-balancing log-step (B, 1), in `dtype`
     (default the batch's). The ratios are formed in the batch's precision; the logarithms, which
-    cost most at these sizes, in `dtype`. `products` (Ax, Px, Aᵀy at s) saves recomputing them."""
-    Ax, Px, ATy = products if products is not None else Products.of(qp, s)
+    cost most at these sizes, in `dtype`. `res`: the residuals at s when already at hand."""
+    res = res if res is not None else Residuals.of(qp, s)
     dtype = dtype or qp.q.dtype
-    scale_p = torch.maximum(Ax.abs().amax(-1), s.z.abs().amax(-1)).clamp(min=1e-12)
-    scale_d = torch.stack([Px.abs().amax(-1), ATy.abs().amax(-1),
-                           qp.q.abs().amax(-1)]).amax(0).clamp(min=1e-12)
-    r_row = (Ax - s.z).abs() / scale_p.unsqueeze(-1)
-    r_d = (Px + qp.q + ATy).abs().amax(-1) / scale_d
+    scale_p = res.scale_prim.clamp(min=1e-12)
+    r_row = res.prim / scale_p.unsqueeze(-1)
+    r_p = (res.r_prim / scale_p).to(dtype)
+    r_d = (res.r_dual / res.scale_dual.clamp(min=1e-12)).to(dtype)
     gap = torch.minimum(s.z - qp.lo, qp.hi - s.z).clamp(min=0) / (1 + s.z.abs())
     # log10 ρ / 6 is _log(ρ) to ~1e-6 (ρ >= 1e-6): one log for the three
     rho_r_gap = _log(torch.stack([p.rho, r_row, gap], dim=-1).to(dtype))
-    r_p = r_row.amax(-1).to(dtype)
-    balance = (0.5 * torch.log10((r_p + 1e-12) / (r_d.to(dtype) + 1e-12))).clamp(-2, 2)
+    balance = (0.5 * torch.log10((r_p + 1e-12) / (r_d + 1e-12))).clamp(-2, 2)
     B, m = qp.lo.shape
-    per_problem = torch.stack([balance, _log(r_p), _log(r_d.to(dtype))], dim=-1)
+    per_problem = torch.stack([balance, _log(r_p), _log(r_d)], dim=-1)
     feats = torch.cat([
         rho_r_gap,
         (s.y.abs() / p.mu).clamp(max=1).to(dtype).unsqueeze(-1),
@@ -78,12 +76,12 @@ class DeepPolicy(nn.Module):
         return params
 
     def update(self, qp: QPBatch, s: State, p: Params, settings: Settings | None = None,
-               products: Products | None = None) -> Params:
+               res: Residuals | None = None) -> Params:
         """New ρ, μ, α from the state. The network runs in its own dtype (float32 for the
         shipped policy, whatever the batch's: its outputs only steer the iterations, and
         float32 costs a third of float64 here); ρ and μ are then formed in the batch's."""
         dtype = self.alpha_head.weight.dtype
-        feats, balance = features(qp, s, p, products, dtype)
+        feats, balance = features(qp, s, p, res, dtype)
         h = self.body(feats)
         row = self.row_head(h)
         # trained on feasible problems only: once a problem shows violated rows (μ pinned),
