@@ -180,15 +180,21 @@ def _buffer(work: dict | None, key: str, shape: tuple, like: torch.Tensor,
 def prox_penalty(w: torch.Tensor, lo: torch.Tensor, hi: torch.Tensor,
                  t: torch.Tensor) -> torch.Tensor:
     """prox of t·dist(·, [lo, hi]): move w towards its projection by at most t — the projection
-    clipped to [w − t, w + t]. (Not `torch.clamp(w, lo, hi)`: on an equality row, lo = hi, its
-    backward passes no gradient to the bounds.)"""
-    return torch.clamp(torch.minimum(torch.maximum(w, lo), hi), w - t, w + t)
+    clipped to [w − t, w + t]. Under autograd the projection is max then min: `torch.clamp`'s
+    backward passes no gradient to the bounds of an equality row (lo = hi)."""
+    if torch.is_grad_enabled():
+        proj = torch.minimum(torch.maximum(w, lo), hi)
+    else:
+        proj = torch.clamp(w, lo, hi)
+    return torch.clamp(proj, w - t, w + t)
 
 
 def step(qp: QPBatch, s: State, p: Params, lin: LinearSystem, sigma: float) -> State:
     """One over-relaxed ADMM iteration (functional, so unrolling can backpropagate), in fused
-    ops: each elementwise op costs about as much as the batch's n × n solve at these sizes."""
-    xt = lin.solve(qp.ATy(torch.addcmul(-s.y, p.rho, s.z), sigma * s.x - qp.q))
+    ops: at these sizes each elementwise op costs a good part of the batch's n × n solve."""
+    # x̃ = M⁻¹(σx − q + Aᵀ(ρz − y)), the product fused as σx − Aᵀ(y − ρz)
+    xt = lin.solve(qp.ATy(torch.addcmul(s.y, p.rho, s.z, value=-1), s.x, beta=sigma, alpha=-1)
+                   - qp.q)
     x = torch.lerp(s.x, xt, p.alpha)
     v = torch.lerp(s.z, qp.Ax(xt), p.alpha)
     z = prox_penalty(torch.addcdiv(v, s.y, p.rho), qp.lo, qp.hi, p.mu / p.rho)
@@ -287,9 +293,11 @@ def solve(qp: QPBatch, policy=None, settings: Settings | None = None,
         e_p, e_d = res.tolerances(s.eps_abs, s.eps_rel)
         conv = (res.r_prim <= e_p) & (res.r_dual <= e_d)
         viol = scaled.violation(state.x, res.Ax)
-        if policy is not None:  # a row violated at its full μ: one μ for all rows from now on
-            pinned = ((state.y.abs() >= 0.99 * params.mu)
-                      & (viol > e_p.unsqueeze(-1))).any(-1, keepdim=True)
+        violated = viol > e_p.unsqueeze(-1)
+        any_violated = bool(violated.any())  # rarely: the μ bookkeeping below runs only then
+        if policy is not None and any_violated:
+            # a row violated at its full μ: one μ for all rows from now on
+            pinned = (violated & (state.y.abs() >= 0.99 * params.mu)).any(-1, keepdim=True)
             params.mu = torch.where(pinned, params.mu_ref, params.mu)
             fresh = pinned & params.mu_free
             if fresh.any():  # and the (feasible-trained) policy's ρ is reset to the start's
@@ -297,21 +305,22 @@ def solve(qp: QPBatch, policy=None, settings: Settings | None = None,
                 lin = None
             params.mu_free = params.mu_free & ~pinned
         if conv.any():
-            violated = viol > e_p.unsqueeze(-1)
-            total = viol.sum(-1)
             has = violated.any(-1)
-            # settled: the violation no longer falls as μ grows (an infeasible QP's least
-            # violation), or μ can't grow
-            settled = has & ((total >= 0.99 * last_violation - e_p)
-                             | (params.mu_ref >= s.mu_max).any(-1))
-            bump = conv & has & ~settled
-            if bump.any():
-                grow = bump.unsqueeze(-1)
-                factor = torch.where(grow, s.mu_growth, 1.0).to(params.mu.dtype)
-                params.mu_ref = (params.mu_ref * factor).clamp(max=s.mu_max)
-                params.mu = torch.where(grow, params.mu_ref, params.mu)
-                params.mu_free = params.mu_free & ~grow
-                last_violation = torch.where(bump, total, last_violation)
+            bump = torch.zeros_like(conv)
+            if any_violated:
+                total = viol.sum(-1)
+                # settled: the violation no longer falls as μ grows (an infeasible QP's least
+                # violation), or μ can't grow
+                settled = has & ((total >= 0.99 * last_violation - e_p)
+                                 | (params.mu_ref >= s.mu_max).any(-1))
+                bump = conv & has & ~settled
+                if bump.any():
+                    grow = bump.unsqueeze(-1)
+                    factor = torch.where(grow, s.mu_growth, 1.0).to(params.mu.dtype)
+                    params.mu_ref = (params.mu_ref * factor).clamp(max=s.mu_max)
+                    params.mu = torch.where(grow, params.mu_ref, params.mu)
+                    params.mu_free = params.mu_free & ~grow
+                    last_violation = torch.where(bump, total, last_violation)
             finished = conv & ~bump
             if finished.any():
                 at = index[finished]

@@ -39,22 +39,20 @@ def features(qp: QPBatch, s: State, p: Params, res: Residuals | None = None,
     res = res if res is not None else Residuals.of(qp, s)
     dtype = dtype or qp.q.dtype
     scale_p = res.scale_prim.clamp(min=1e-12)
-    r_row = res.prim / scale_p.unsqueeze(-1)
-    r_p = (res.r_prim / scale_p).to(dtype)
-    r_d = (res.r_dual / res.scale_dual.clamp(min=1e-12)).to(dtype)
     gap = torch.minimum(s.z - qp.lo, qp.hi - s.z).clamp(min=0) / (1 + s.z.abs())
-    # log10 ρ / 6 is _log(ρ) to ~1e-6 (ρ >= 1e-6): one log for the three
-    rho_r_gap = _log(torch.stack([p.rho, r_row, gap], dim=-1).to(dtype))
-    balance = (0.5 * torch.log10((r_p + 1e-12) / (r_d + 1e-12))).clamp(-2, 2)
+    rows = torch.stack([p.rho, res.prim / scale_p.unsqueeze(-1), gap, s.y.abs() / p.mu,
+                        (qp.lo == qp.hi).to(p.rho.dtype)], dim=-1).to(dtype)
+    # the problem's normalized residuals (each at most 3, so _log's clamp never acts on them)
+    logs = torch.log10(torch.stack([res.r_prim / scale_p,
+                                    res.r_dual / res.scale_dual.clamp(min=1e-12)], dim=-1)
+                       .to(dtype) + 1e-12)
+    balance = (0.5 * (logs[:, :1] - logs[:, 1:])).clamp(-2, 2)
     B, m = qp.lo.shape
-    per_problem = torch.stack([balance, _log(r_p), _log(r_d)], dim=-1)
-    feats = torch.cat([
-        rho_r_gap,
-        (s.y.abs() / p.mu).clamp(max=1).to(dtype).unsqueeze(-1),
-        (qp.lo == qp.hi).to(dtype).unsqueeze(-1),
-        per_problem.unsqueeze(1).expand(B, m, 3),
-    ], dim=-1)
-    return feats, balance.unsqueeze(-1)
+    per_problem = torch.cat([balance, logs / 6], dim=-1).unsqueeze(1).expand(B, m, 3)
+    # log10 ρ / 6 is _log(ρ) to ~1e-6 (ρ >= 1e-6): one log for ρ, the row residual and the gap
+    feats = torch.cat([_log(rows[..., :3]), rows[..., 3:4].clamp(max=1), rows[..., 4:],
+                       per_problem], dim=-1)
+    return feats, balance
 
 
 class DeepPolicy(nn.Module):

@@ -20,12 +20,14 @@ def mv(M: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     return v @ M.T if M.dim() == 2 else torch.bmm(M, v.unsqueeze(-1)).squeeze(-1)
 
 
-def mtv(M: torch.Tensor, v: torch.Tensor, add: torch.Tensor | None = None) -> torch.Tensor:
-    """Mᵀ v (+ add) for each problem: v (B, m) -> (B, n)."""
-    if M.dim() == 2:
-        return v @ M if add is None else torch.addmm(add, v, M)
-    out = torch.bmm(v.unsqueeze(1), M).squeeze(1)
-    return out if add is None else out + add
+def mtv(M: torch.Tensor, v: torch.Tensor, add: torch.Tensor | None = None, beta: float = 1.0,
+        alpha: float = 1.0) -> torch.Tensor:
+    """Mᵀ v for each problem, v (B, m) -> (B, n); with `add`, beta·add + alpha·Mᵀv (one fused
+    product for a shared M)."""
+    if add is not None and M.dim() == 2:
+        return torch.addmm(add, v, M, beta=beta, alpha=alpha)
+    out = v @ M if M.dim() == 2 else torch.bmm(v.unsqueeze(1), M).squeeze(1)
+    return out if add is None else beta * add + alpha * out
 
 
 @dataclass
@@ -89,9 +91,10 @@ class QPBatch:
     def Ax(self, x: torch.Tensor) -> torch.Tensor:
         return mv(self.A, x)
 
-    def ATy(self, y: torch.Tensor, add: torch.Tensor | None = None) -> torch.Tensor:
-        """Aᵀy, plus `add` when given (one fused product for a shared A)."""
-        return mtv(self.A, y, add)
+    def ATy(self, y: torch.Tensor, add: torch.Tensor | None = None, beta: float = 1.0,
+            alpha: float = 1.0) -> torch.Tensor:
+        """Aᵀy; with `add`, beta·add + alpha·Aᵀy."""
+        return mtv(self.A, y, add, beta, alpha)
 
     def objective(self, x: torch.Tensor) -> torch.Tensor:
         return 0.5 * (x * self.Px(x)).sum(-1) + (self.q * x).sum(-1)
