@@ -1,5 +1,5 @@
 """The OBCD backend: the exact pair subproblem against brute force, working sets, the solver on
-sparse PCA (CLI, acceptance), L0, nonnegativity, autograd f, k > 2, errors."""
+sparse PCA (CLI, acceptance), L0, nonnegativity, autograd f, k > 2 blocks, errors."""
 
 from __future__ import annotations
 
@@ -11,10 +11,11 @@ import torch
 from _helpers import bind, expected, spec_dir
 from typer.testing import CliRunner
 
-from dfl_dsl.backends.obcd import obcd
+from dfl_dsl.backends.obcd import blockk, obcd
 from dfl_dsl.backends.obcd.model import pair_coefficients, sinusoid_coefficients
 from dfl_dsl.backends.obcd.pair import breakpoints, h_rows, rotate, solve_pairs, trig
 from dfl_dsl.backends.obcd.select import cyclic_pairs, disjoint, sample_pairs
+from dfl_dsl.backends.obcd.solver import default_k
 from dfl_dsl.cli import app
 from dfl_dsl.compile.stiefel import build_stiefel
 from dfl_dsl.errors import DflError
@@ -192,8 +193,8 @@ def test_cli_sparse_pca_beats_pca_and_stays_orthogonal(sparse_pca):
 def test_every_working_set_strategy_and_model_descends(sparse_pca, strategy, score, majorize):
     spec, A, lam = sparse_pca
     form = build_stiefel(_spec_instance(spec))
-    res = obcd(form, strategy=strategy, score=score, majorize=majorize, seed=1, max_rounds=40,
-               record=True)
+    res = obcd(form, k=2, strategy=strategy, score=score, majorize=majorize, seed=1,
+               max_rounds=40, record=True)
     values = [v for _, v in res.history]
     assert all(b <= a + 1e-12 for a, b in zip(values, values[1:], strict=False))
     assert res.objective < values[0] - 0.05
@@ -255,11 +256,43 @@ def test_autograd_objective_majorized_by_curvature():
                                           rel=1e-12)
 
 
-def test_blocks_of_four_rows_by_a_riemannian_solve():
-    inst, C = _small("-0.5 * trace(X.T @ C @ X) + lam * norm1(X)")
+@pytest.mark.parametrize(("n", "r", "k"), [(12, 3, 4), (12, 5, 4), (40, 4, 10)])
+def test_blocks_by_a_proximal_step_descend_and_stay_orthogonal(n, r, k):
+    """k >= r (Lyapunov projection, low-rank Cayley) and k < r (least squares in Ω)."""
+    inst, _ = _small("-0.5 * trace(X.T @ C @ X) + lam * norm1(X)", n=n, r=r)
     form = build_stiefel(inst)
-    res = obcd(form, k=4, seed=0, max_rounds=15, record=True)
-    assert res.objective < res.history[0][1] and res.orthogonality <= 1e-10
+    res = obcd(form, k=k, seed=0, max_rounds=30, record=True)
+    values = [v for _, v in res.history]
+    assert all(b <= a + 1e-12 for a, b in zip(values, values[1:], strict=False))
+    assert res.objective < values[0] - 1e-3 and res.orthogonality <= 1e-10
+
+
+@pytest.mark.parametrize("l1", [0.0, 0.3])
+def test_block_step_is_tangent_and_its_curve_stays_on_the_orbit(l1):
+    g = torch.Generator().manual_seed(3)
+    Z = torch.randn(4, 12, 5, dtype=T, generator=g)
+    grad = torch.randn(4, 12, 5, dtype=T, generator=g)
+    L = torch.full((4,), 3.0, dtype=T)
+    curve = blockk._stiefel_step(Z, grad, L, l1)
+    for alpha in (0.1, 1.0, 2.0):
+        Y = curve(alpha)
+        assert torch.allclose(Y.transpose(1, 2) @ Y, Z.transpose(1, 2) @ Z, atol=1e-12)
+    E = (curve(1e-6) - Z) / 1e-6  # the curve's tangent: ZᵀE skew
+    assert (Z.transpose(1, 2) @ E + E.transpose(1, 2) @ Z).abs().max() < 1e-4
+    i, j, Tm = blockk._gram_map(6)  # the normal matrix of ω ↦ ΩY, read off YYᵀ
+    Y = torch.randn(2, 6, 5, dtype=T, generator=g)
+    basis = Y.new_zeros(2, len(i), 6, 5)
+    basis[:, torch.arange(len(i)), i] = Y[:, j]
+    basis[:, torch.arange(len(i)), j] = -Y[:, i]
+    flat = basis.flatten(2)
+    G = ((Y @ Y.transpose(1, 2)).reshape(2, -1) @ Tm).view(2, len(i), len(i))
+    assert torch.allclose(G, flat @ flat.transpose(1, 2), atol=1e-12)
+
+
+def test_default_block_size():
+    l1_form = build_stiefel(_small("-0.5 * trace(X.T @ C @ X) + lam * norm1(X)", n=100)[0])
+    l0_form = build_stiefel(_small("-0.5 * trace(X.T @ C @ X) + lam * nnz(X)")[0])
+    assert default_k(l1_form) == 32 and default_k(l0_form) == 2
 
 
 def test_user_errors():
