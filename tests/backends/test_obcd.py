@@ -292,7 +292,7 @@ def test_block_step_is_tangent_and_its_curve_stays_on_the_orbit(l1):
 def test_default_block_size():
     l1_form = build_stiefel(_small("-0.5 * trace(X.T @ C @ X) + lam * norm1(X)", n=100)[0])
     l0_form = build_stiefel(_small("-0.5 * trace(X.T @ C @ X) + lam * nnz(X)")[0])
-    assert default_k(l1_form) == 32 and default_k(l0_form) == 2
+    assert default_k(l1_form) == 50 and default_k(l0_form) == 2
 
 
 def test_user_errors():

@@ -2,13 +2,14 @@
 
 Orthogonality-preserving block coordinate descent (Yuan, "A block coordinate descent method for
 nonsmooth composite optimization under orthogonality constraints", arXiv 2304.03641): every
-step replaces k rows X_B by V·X_B with V ∈ O(k) the global minimizer of the block's subproblem,
-so iterates stay feasible. For k = 2 (the default) the subproblem is solved exactly by a
-breakpoint search (`pair`) for h = λ₁‖X‖₁, λ₀‖X‖₀ and X >= 0, and h = 0 (where, with f
-majorized, it is the polar factor of a 2 × 2 matrix); k > 2 uses a small Riemannian solve on
-O(k) (`blockk`). f's pair models come from `model`. Working sets: random, cyclic or greedy
-(WSS-OR / WSS-SV scores over sampled pairs), see `select`. Torch on CPU or CUDA; disjoint
-blocks are solved and applied together (`solver`).
+step replaces k rows X_B by V·X_B with V ∈ O(k), so iterates stay feasible. For k = 2 V is the
+global minimizer of the pair's subproblem, by a breakpoint search (`pair`) for h = λ₁‖X‖₁,
+λ₀‖X‖₀ and X >= 0, and h = 0 (where, with f majorized, it is the polar factor of a 2 × 2
+matrix); k > 2 blocks (the default for L1 or h = 0 with a Kronecker-quadratic f, see
+`solver.default_k`) take a batched proximal step on their O(k) orbit (`blockk`). f's pair
+models come from `model`. Working sets for pairs: random, cyclic or greedy (WSS-OR / WSS-SV
+scores over sampled pairs), see `select`. Torch on CPU or CUDA; disjoint blocks are solved and
+applied together (`solver`).
 """
 
 from __future__ import annotations
