@@ -35,9 +35,10 @@ class Executor(Protocol):
     def close(self) -> None: ...
 
 
-def warm_model(form: LinearForm, time_limit: float | None) -> HighsModel:
+def warm_model(form: LinearForm, time_limit: float | None,
+               threads: int | None = None) -> HighsModel:
     """A HiGHS model of the form's feasible set, whose cost vector each solve replaces."""
-    return HighsModel(form, theta=np.zeros(form.n_theta), time_limit=time_limit)
+    return HighsModel(form, theta=np.zeros(form.n_theta), time_limit=time_limit, threads=threads)
 
 
 def solve_with(model: HighsModel, c: np.ndarray) -> np.ndarray:
@@ -70,7 +71,8 @@ _worker_model: HighsModel | None = None
 
 def _process_init(form: LinearForm, time_limit: float | None) -> None:
     global _worker_model
-    _worker_model = warm_model(form, time_limit)
+    # the pool is the parallelism: one HiGHS thread per worker, not workers × cores
+    _worker_model = warm_model(form, time_limit, threads=1)
 
 
 def _process_solve(costs: np.ndarray) -> np.ndarray:
@@ -78,11 +80,15 @@ def _process_solve(costs: np.ndarray) -> np.ndarray:
 
 
 class ProcessExecutor:
-    """A pool of worker processes (fork where the platform has it), one warm model each."""
+    """A pool of worker processes, one warm model each, started fresh (forkserver or spawn,
+    never fork): a process forked after HiGHS has started its thread pool — any MILP solve
+    in the parent — inherits a scheduler whose threads don't exist, and its MILP solves crawl
+    or hang."""
 
     def __init__(self, form: LinearForm, *, workers: int, time_limit: float | None = None):
         self.workers = workers
-        ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+        methods = mp.get_all_start_methods()
+        ctx = mp.get_context("forkserver" if "forkserver" in methods else "spawn")
         self._pool = ctx.Pool(workers, _process_init, (form, time_limit))
 
     def solve(self, costs: np.ndarray) -> np.ndarray:

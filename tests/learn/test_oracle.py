@@ -118,3 +118,20 @@ def test_refuses_models_it_cannot_serve(text, data, words):
     with pytest.raises(DflError, match=words) as info:
         Oracle(inst)
     assert info.value.filename == "m.opt"
+
+
+def test_worker_processes_solve_milps_after_the_parent_has():
+    """Workers start fresh: forked after the parent's HiGHS ran a MILP (its thread pool
+    started), their MILP solves used to crawl or hang."""
+    data = knapsack(num_data=8, num_items=12, dim=2, deg=2, noise_width=0.2, seed=5)
+    inst = dfl.load(EXAMPLES / "knapsack" / "knapsack.opt").bind(data.instance)
+    values = data.targets["value"].astype(float)
+    serial = Oracle(inst, method="highs")
+    expected = serial.solve_theta(values)  # the parent's HiGHS runs MILPs first
+    parallel = Oracle(inst, method="highs", processes=2)
+    try:
+        got = parallel.solve_theta(values)
+        assert parallel._workers is not None
+        np.testing.assert_allclose(got.objective, expected.objective, rtol=1e-9)
+    finally:
+        parallel.close()
