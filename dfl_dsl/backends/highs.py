@@ -19,7 +19,6 @@ from ..compile.linear import LinearForm
 from .common import RawResult, to_solution
 
 CLASSES = frozenset({"LP", "MILP", "QP"})
-INF = highspy.kHighsInf
 _quiet = False
 
 
@@ -68,8 +67,9 @@ _STATUS = {
 }
 
 
-def _clip_inf(a: np.ndarray) -> np.ndarray:
-    return np.clip(np.asarray(a, dtype=float), -INF, INF)
+def _floats(a: np.ndarray) -> np.ndarray:
+    """float64 without a copy when it already is (HiGHS's infinity is IEEE inf: no clipping)."""
+    return np.asarray(a, dtype=float)
 
 
 class HighsModel:
@@ -103,7 +103,7 @@ class HighsModel:
             form.n, form.m, csc.nnz,
         )
         common = (
-            float(c0), c, _clip_inf(form.lb), _clip_inf(form.ub), _clip_inf(rl), _clip_inf(ru),
+            float(c0), _floats(c), _floats(form.lb), _floats(form.ub), _floats(rl), _floats(ru),
             csc.indptr.astype(np.int32, copy=False), csc.indices.astype(np.int32, copy=False),
             csc.data.astype(float, copy=False),
         )
