@@ -72,7 +72,8 @@ class Oracle:
                            hint="use one of: " + ", ".join(EXECUTORS))
         self.points = self._enumerate(method, inst)
         self.method = "enumerate" if self.points is not None else "highs"
-        self._model = warm_model(form, time_limit)
+        # a listed feasible set needs no solver
+        self._model = warm_model(form, time_limit) if self.points is None else None
         self.solver_calls = 0
         self.processes = max(1, int(processes))
         self.executor = executor
