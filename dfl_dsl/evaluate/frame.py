@@ -147,13 +147,13 @@ def _columns(the_set: SetValue, names, pos: np.ndarray, skip=(),
     `tiles`, the rows are `pos` repeated end to end that many times (a cross join): each
     column is tiled from its short form instead of gathered row by row."""
     binding = next(_bindings)
+    at = pos if tiles is None else np.tile(pos, tiles)  # one row-position array for all columns
     new: dict[str, Column] = {}
     for k, name in enumerate(names):
         if k not in skip and name not in new:
-            keys, at = the_set.keys[pos, k], pos
-            if tiles is not None:
-                keys, at = np.tile(keys, tiles), np.tile(pos, tiles)
-            new[name] = Column(keys, the_set, at, k, binding)
+            keys = the_set.keys[pos, k]
+            new[name] = Column(keys if tiles is None else np.tile(keys, tiles), the_set, at, k,
+                               binding)
     return new
 
 
