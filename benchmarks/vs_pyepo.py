@@ -32,6 +32,7 @@ from torch import nn  # noqa: E402
 import dfl_dsl as dfl  # noqa: E402
 from dfl_dsl.generators import knapsack, shortest_path  # noqa: E402
 from dfl_dsl.learn.dataset import DFLData  # noqa: E402
+from dfl_dsl.learn.enumeration import feasible_points  # noqa: E402
 from dfl_dsl.learn.trainer import Trainer  # noqa: E402
 
 torch.set_num_threads(1)
@@ -113,8 +114,6 @@ def variants(problem: str, processes: int, with_highs: bool) -> list[tuple[int, 
     (with `with_highs`) the HiGHS oracle too where the default lists the feasible set instead,
     so the table shows both; workers only matter for HiGHS."""
     inst = dfl.load(MODELS[problem]).bind(make_data(problem, 1).instance)
-    from dfl_dsl.learn.enumeration import feasible_points
-
     if feasible_points(inst.linear_form()) is None:
         return [(p, "auto") for p in sorted({1, processes})]
     highs = [(p, "highs") for p in sorted({1, processes})] if with_highs else []
