@@ -7,10 +7,11 @@ import math
 from pathlib import Path
 
 import pytest
+from lark import Lark
 
 from dfl_dsl import ast
 from dfl_dsl.errors import DflError
-from dfl_dsl.grammar.parser import MAX_NESTING, parse
+from dfl_dsl.grammar.parser import LARK_OPTIONS, MAX_NESTING, _ToAst, grammar_text, parse
 
 SPEC = Path(__file__).parents[2] / ".." / "shared" / "spec"
 SPEC_MODELS = sorted(SPEC.glob("*.opt")) if SPEC.is_dir() else []
@@ -373,6 +374,19 @@ def test_every_node_has_a_position() -> None:
     for stmt in model.statements:
         for node in ast.walk(stmt):
             assert node.pos.line >= 1, node
+
+
+def test_unit_rule_pass_through_keeps_every_position() -> None:
+    """The parser hands unit reductions' children on without lark's callbacks: the nodes and
+    their spans must be the ones lark's full tree building gives."""
+    plain = Lark(grammar_text(), **LARK_OPTIONS)
+    expected = _ToAst().transform(plain.parse(MODEL))
+    got = parse(MODEL).statements
+    pairs = [pair for mine, theirs in zip(got, expected, strict=True)
+             for pair in zip(ast.walk(mine), ast.walk(theirs), strict=True)]
+    assert len(pairs) > 50
+    for a, b in pairs:
+        assert type(a) is type(b) and a.pos == b.pos, (a, b)
 
 
 # ---------------------------------------------------------------------- nesting limits
