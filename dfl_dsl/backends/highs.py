@@ -95,7 +95,7 @@ class HighsModel:
         A, rl, ru = form.rows_at(theta)
         # with no columns every row's activity is 0: HiGHS calls the model empty, feasible or not
         self._empty_infeasible = form.n == 0 and bool(np.any(rl > 1e-9) or np.any(ru < -1e-9))
-        csc = sp.csc_array(A)
+        csc = A.tocsc()  # (its result knows its indices are sorted: no O(nnz) check below)
         if not csc.has_sorted_indices:
             csc.sort_indices()
         integrality = form.integer.astype(np.int32)

@@ -227,6 +227,8 @@ def _fix(payload: Poly | NL, cols: np.ndarray, values: np.ndarray) -> Poly | NL:
 
 
 def _widen(poly: Poly, width: int) -> Poly:
+    if poly.lin.shape[1] == width:
+        return poly
     lin = poly.lin.tocsr()
     lin = sp.csr_array((lin.data, lin.indices, lin.indptr), shape=(poly.rows, width))
     return Poly(poly.const, lin, poly.quad, poly.pairs)

@@ -207,7 +207,10 @@ def _stack_rows(blocks: list[sp.csr_array], width: int) -> sp.csr_array:
     if not blocks:
         return sp.csr_array((0, width))
     out = sp.vstack(blocks, format="csr")
-    out.sum_duplicates()
+    if all(b.has_canonical_format for b in blocks):  # then so is the stack: no O(nnz) check
+        out.has_canonical_format = True
+    else:
+        out.sum_duplicates()
     if out.nnz < 2**31 and width < 2**31:
         # 32-bit indices: what HiGHS takes, and scipy's tocsc runs several times faster on them
         out.indices = out.indices.astype(np.int32, copy=False)

@@ -226,7 +226,7 @@ class Evaluator:
             cols.append(Column(np.atleast_1d(keys).astype(np.int64)))
             framed = framed or v.framed
         n = frame.n if framed else 1
-        cols = [c if len(c.keys) == n else Column(np.broadcast_to(c.keys, (n,))) for c in cols]
+        cols = [c if c.n == n else Column(np.broadcast_to(c.keys, (n,))) for c in cols]
         return cols, framed
 
     def _entry(self, entity: Entity, node: ast.Subscript, frame: Frame) -> Val:

@@ -22,22 +22,39 @@ _bindings = itertools.count(1)
 
 @dataclass
 class Column:
-    """A dummy's keys, and where they came from (for direct positions into that set)."""
+    """A dummy's keys, and where they came from (for direct positions into that set).
 
-    keys: np.ndarray
+    A column that knows its origin and positions keeps no keys of its own: they are
+    `origin.keys[pos, comp]`, gathered on first use. Joins then write one array per dummy
+    instead of two, and the commonest use of a dummy — positions into a param or a variable
+    indexed over the same set — never gathers the keys at all."""
+
+    _keys: np.ndarray | None
     origin: SetValue | None = None
     pos: np.ndarray | None = None  # row's position in `origin`
     comp: int = 0  # which component of the origin's tuples
     binding: int = 0  # same value for the components bound together by one pattern
 
+    @property
+    def keys(self) -> np.ndarray:
+        if self._keys is None:
+            self._keys = self.origin.keys[self.pos, self.comp]
+        return self._keys
+
+    @property
+    def n(self) -> int:
+        return len(self.pos) if self._keys is None else len(self._keys)
+
     def take(self, idx: np.ndarray) -> Column:
-        pos = self.pos[idx] if self.pos is not None else None
-        return Column(self.keys[idx], self.origin, pos, self.comp, self.binding)
+        if self.pos is not None:
+            return Column(None, self.origin, self.pos[idx], self.comp, self.binding)
+        return Column(self._keys[idx])
 
     def repeat(self, times: int) -> Column:
         """`take(np.repeat(arange(n), times))` without the index array (a cross join's rows)."""
-        pos = np.repeat(self.pos, times) if self.pos is not None else None
-        return Column(np.repeat(self.keys, times), self.origin, pos, self.comp, self.binding)
+        if self.pos is not None:
+            return Column(None, self.origin, np.repeat(self.pos, times), self.comp, self.binding)
+        return Column(np.repeat(self._keys, times))
 
 
 @dataclass
@@ -143,17 +160,15 @@ def _alike(names, keys: np.ndarray) -> np.ndarray:
 
 def _columns(the_set: SetValue, names, pos: np.ndarray, skip=(),
              tiles: int | None = None) -> dict[str, Column]:
-    """One column per new name (its first component), pointing back at `the_set`. With
-    `tiles`, the rows are `pos` repeated end to end that many times (a cross join): each
-    column is tiled from its short form instead of gathered row by row."""
+    """One column per new name (its first component), pointing back at `the_set` (keys
+    gathered only if asked for). With `tiles`, the rows are `pos` repeated end to end that many
+    times (a cross join)."""
     binding = next(_bindings)
     at = pos if tiles is None else np.tile(pos, tiles)  # one row-position array for all columns
     new: dict[str, Column] = {}
     for k, name in enumerate(names):
         if k not in skip and name not in new:
-            keys = the_set.keys[pos, k]
-            new[name] = Column(keys if tiles is None else np.tile(keys, tiles), the_set, at, k,
-                               binding)
+            new[name] = Column(None, the_set, at, k, binding)
     return new
 
 

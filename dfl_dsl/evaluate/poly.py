@@ -37,6 +37,26 @@ def segment_sum_rows(m: sp.csr_array, starts: np.ndarray) -> sp.csr_array:
     return canonical(_csr(m.data[span], m.indices[span], indptr, (len(starts) - 1, m.shape[1])))
 
 
+def segment_sum_values(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Sums of contiguous groups of an array (group g is values[starts[g]:starts[g+1]], the
+    groups covering it; an empty group sums to 0): one `reduceat` over the group starts, no
+    per-row owner array (at a million rows that array and a bincount over it cost more than
+    the sum)."""
+    groups = len(starts) - 1
+    if values.dtype.kind == "b":  # counts (np.add on booleans is `or`)
+        values = values.astype(np.float64)
+    out = np.zeros(groups, dtype=values.dtype)
+    if not groups or not len(values):
+        return out
+    lo = starts[:-1]
+    filled = starts[1:] > lo
+    if filled.all():
+        out[:] = np.add.reduceat(values, lo)
+    elif filled.any():  # reduceat can't take an empty group: sum the others only
+        out[filled] = np.add.reduceat(values, lo[filled])
+    return out
+
+
 @dataclass
 class Poly:
     const: np.ndarray  # (R,)
@@ -106,9 +126,7 @@ class Poly:
         return Poly(m @ self.const, (m @ self.lin).tocsr(), quad, self.pairs)
 
     def segment_sum(self, starts: np.ndarray) -> Poly:
-        groups = len(starts) - 1
-        owner = np.repeat(np.arange(groups), np.diff(starts))
-        const = np.bincount(owner, weights=self.const, minlength=groups)
+        const = segment_sum_values(self.const, starts)
         quad = segment_sum_rows(self.quad, starts) if self.quad is not None else None
         return Poly(const, segment_sum_rows(self.lin, starts), quad, self.pairs)
 

@@ -15,7 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .nonlinear import NL, AtomNode
-from .poly import Poly
+from .poly import Poly, segment_sum_values
 
 Payload = np.ndarray | Poly | NL
 
@@ -269,11 +269,7 @@ def _einsum_matmul(a: Val, b: Val, n: int, framed: bool) -> np.ndarray:
 def segment_sum(payload, starts: np.ndarray):
     if isinstance(payload, (Poly, NL)):
         return payload.segment_sum(starts)
-    payload = np.asarray(payload)
-    groups = len(starts) - 1
-    owner = np.repeat(np.arange(groups), np.diff(starts))
-    sums = np.bincount(owner, weights=payload, minlength=groups)
-    return sums.astype(payload.dtype) if payload.dtype.kind in "iu" else sums
+    return segment_sum_values(np.asarray(payload), starts)
 
 
 def reduce_shape(v: Val, n: int, width: int, how: str = "sum") -> Val:

@@ -8,7 +8,7 @@ import scipy.sparse as sp
 from _helpers import poly_at
 
 from dfl_dsl.compile.substitute import substitute
-from dfl_dsl.evaluate.poly import Poly
+from dfl_dsl.evaluate.poly import Poly, segment_sum_values
 
 W = 7
 
@@ -182,3 +182,17 @@ def test_substitute_fixes_symbols():
         assert np.allclose(poly_at(fixed, z), poly_at(p, full))
     # what is left never mentions the fixed symbols
     assert not set(fixed.columns().tolist()) & set(cols.tolist())
+
+
+@pytest.mark.parametrize("dtype", [float, np.int64, bool])
+def test_segment_sum_values_matches_a_plain_loop_with_empty_groups(dtype) -> None:
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        counts = rng.integers(0, 4, rng.integers(0, 7))
+        starts = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        values = (rng.standard_normal(starts[-1]) * 5).astype(dtype)
+        expected = [float(np.sum(values[a:b].astype(float)))
+                    for a, b in zip(starts[:-1], starts[1:], strict=True)]
+        got = segment_sum_values(values, starts)
+        assert got.shape == (len(counts),)
+        np.testing.assert_allclose(got, expected, atol=1e-12)
