@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from .gram import assemble, canonical, dense_triplets, quadratic_pairs
+from .gram import assemble, canonical, dense_triplets, entry_rows, quadratic_pairs, spread
 
 
 def _csr(data, indices, indptr, shape) -> sp.csr_array:
@@ -24,7 +24,7 @@ def _csr(data, indices, indptr, shape) -> sp.csr_array:
 def scale_rows(m: sp.csr_array, factor: np.ndarray) -> sp.csr_array:
     """diag(factor) @ m without building the diagonal."""
     m = m.tocsr()
-    data = m.data * np.repeat(factor, np.diff(m.indptr))
+    data = m.data * spread(factor, m.indptr)
     return _csr(data, m.indices, m.indptr, m.shape)
 
 
@@ -267,7 +267,8 @@ def _quad_from_triplets(rows, a, b, v, nrows: int, width: int):
 def _outer_rows(l1: sp.csr_array, l2: sp.csr_array) -> Poly:
     """Σ_i Σ_j l1[r,i] l2[r,j] z_i z_j for every row r, as quadratic pairs."""
     l1, l2 = l1.tocsr(), l2.tocsr()
-    n1, n2 = np.diff(l1.indptr), np.diff(l2.indptr)
+    # row lengths as intp: no int32 overflow in the products, and np.repeat's fast path
+    n1, n2 = np.diff(l1.indptr).astype(np.intp), np.diff(l2.indptr).astype(np.intp)
     count = n1 * n2
     total = int(count.sum())
     nrows, width = l1.shape
@@ -293,8 +294,8 @@ def _bilinear_groups(l1: sp.csr_array, l2: sp.csr_array, starts: np.ndarray):
     # Several groups: index the sparser factor's columns by (group, symbol), renumbered
     # densely so the product stays small; then merge the pairs of all groups.
     small, big = (l1, l2) if l1.nnz <= l2.nnz else (l2, l1)
-    owner = np.repeat(np.arange(groups, dtype=np.int64), np.diff(starts))
-    t = np.repeat(np.arange(small.shape[0], dtype=np.int64), np.diff(small.indptr))
+    owner = entry_rows(starts)
+    t = entry_rows(small.indptr)
     codes, inverse = np.unique(owner[t] * np.int64(width) + small.indices, return_inverse=True)
     left = sp.csr_array((small.data, (t, inverse)), shape=(small.shape[0], len(codes)))
     prod = sp.coo_array(left.T @ big)
