@@ -136,6 +136,8 @@ class _Binder:
             values = self._per_entry(fill, domain, stmt.default, entity.elem)
             entity.data = np.where(entity.missing, values, entity.data)
             entity.missing = np.zeros(domain.n, dtype=bool)
+        if not entity.missing.any():
+            entity.missing = None  # every entry has a value: lookups skip the check
         self.ctx.entities[stmt.name] = entity
         self._check_values(stmt, entity)
 

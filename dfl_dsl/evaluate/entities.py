@@ -50,11 +50,13 @@ class Domain:
     def label(self, entry: int) -> str:
         return format_key(self.keys()[entry]) if self.arity else ""
 
-    def positions(self, args: list[Column]) -> np.ndarray:
-        """Entry positions of the key tuples in `args` (one Column per subscript); -1 = absent."""
+    def positions(self, args: list[Column]) -> tuple[np.ndarray, bool]:
+        """Entry positions of the key tuples in `args` (one Column per subscript; -1 =
+        absent), and whether none can be absent (every position came straight from the
+        columns' own positions in the domain's sets: nothing to check)."""
         if not self.dense:
             table = self._table()
-            return table.position(np.stack([a.keys for a in args], axis=1))
+            return table.position(np.stack([a.keys for a in args], axis=1)), False
         parts, exact, at = [], [], 0
         for comp, names in zip(self.components, self.names, strict=True):
             width = len(names)
@@ -64,7 +66,7 @@ class Domain:
             parts.append(pos)
             exact.append(direct)
         if len(parts) == 1:
-            return parts[0]
+            return parts[0], exact[0]
         # row-major flat position, one pass per component; only looked-up parts can hold -1
         flat = parts[0]
         for pos, size in zip(parts[1:], self.shape[1:], strict=True):
@@ -72,7 +74,7 @@ class Domain:
         bad = [pos < 0 for pos, direct in zip(parts, exact, strict=True) if not direct]
         if bad:
             flat = np.where(np.logical_or.reduce(np.broadcast_arrays(*bad)), -1, flat)
-        return flat
+        return flat, all(exact)
 
     def _table(self) -> SetValue:
         if not hasattr(self, "_lookup"):

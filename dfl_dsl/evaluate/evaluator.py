@@ -235,8 +235,8 @@ class Evaluator:
             raise EvalError(
                 f"`{entity.name}` takes {entity.domain.arity} subscript(s), got {len(cols)}"
             )
-        pos = entity.domain.positions(cols)
-        if np.any(pos < 0):
+        pos, complete = entity.domain.positions(cols)
+        if not complete and np.any(pos < 0):
             bad = int(np.nonzero(pos < 0)[0][0])
             key = format_key([c.keys[bad] for c in cols])
             raise EvalError(

@@ -80,9 +80,13 @@ class Poly:
     @staticmethod
     def symbols(columns: np.ndarray, width: int) -> Poly:
         """Row r is z[columns[r]]."""
-        columns = np.asarray(columns, dtype=np.int64).ravel()
+        columns = np.asarray(columns).ravel()
         rows = len(columns)
-        lin = _csr(np.ones(rows), columns, np.arange(rows + 1, dtype=np.int64), (rows, width))
+        # scipy keeps 32-bit indices where they fit: handing it 64-bit ones costs a scan and
+        # a cast of each array
+        index = np.int32 if max(rows, width) < 2**31 else np.int64
+        lin = _csr(np.ones(rows), columns.astype(index, copy=False),
+                   np.arange(rows + 1, dtype=index), (rows, width))
         return Poly(np.zeros(rows), lin)
 
     # ------------------------------------------------------------ facts
@@ -133,7 +137,13 @@ class Poly:
     # ------------------------------------------------------------ arithmetic
     def __add__(self, other: Poly) -> Poly:
         const = self.const + other.const
-        lin = (self.lin + other.lin).tocsr()
+        same = self.lin.shape == other.lin.shape
+        if same and not other.lin.nnz:  # adding a constant (a right-hand side): no sparse sum
+            lin = self.lin
+        elif same and not self.lin.nnz:
+            lin = other.lin
+        else:
+            lin = (self.lin + other.lin).tocsr()
         mine, theirs = _has_quad(self), _has_quad(other)
         if not mine and not theirs:
             return Poly(const, lin)
