@@ -220,14 +220,10 @@ def _stack_rows(blocks: list[sp.csr_array], width: int) -> sp.csr_array:
 
 def column_bounds(bridged: Bridged, inst) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Bounds and integrality of the columns [x; aux]: the model's variables, then the
-    bridges' auxiliaries (continuous)."""
-    lb = np.concatenate([_stack(inst, "lower"), bridged.aux_lower])
-    ub = np.concatenate([_stack(inst, "upper"), bridged.aux_upper])
-    integer = np.concatenate([_stack(inst, "integer").astype(bool),
-                              np.zeros(len(bridged.aux_lower), dtype=bool)])
+    bridges' auxiliaries (continuous). One concatenation each: fresh arrays the form owns."""
+    variables = inst.variables
+    lb = np.concatenate([v.lower for v in variables] + [bridged.aux_lower], dtype=float)
+    ub = np.concatenate([v.upper for v in variables] + [bridged.aux_upper], dtype=float)
+    integer = np.concatenate([v.integer for v in variables]
+                             + [np.zeros(len(bridged.aux_lower))], dtype=bool, casting="unsafe")
     return lb, ub, integer
-
-
-def _stack(inst, attr: str) -> np.ndarray:
-    parts = [getattr(v, attr) for v in inst.variables]
-    return np.concatenate(parts) if parts else np.zeros(0)
