@@ -22,7 +22,8 @@ by every competitor first, and the objectives must agree. A competitor is skippe
 when extrapolation from its smaller sizes says it would take more than --cap seconds.
 
     python benchmarks/build_speed.py [--quick] [--only ours,pyomo,cvxpy,highspy]
-                                     [--family transport,facility] [--json OUT.json]
+                                     [--family transport,facility] [--sizes 100,1000]
+                                     [--json OUT.json]
 
 Not run in CI.
 """
@@ -450,7 +451,7 @@ def measure(args) -> dict:
             line = check_objectives(family, args, competitors)
             print("check:", line, flush=True)
             results["checks"].append(line)
-        sizes = FAMILIES[family]["quick" if args.quick else "sizes"]
+        sizes = args.sizes or FAMILIES[family]["quick" if args.quick else "sizes"]
         fam = results["families"][family] = {}
         history: dict[str, list[tuple[float, float]]] = {c: [] for c in competitors}
         for size in sizes:
@@ -571,6 +572,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes only")
     parser.add_argument("--only", default=",".join(COMPETITORS), help="competitors to run")
+    parser.add_argument("--sizes", type=lambda text: [int(v) for v in text.split(",")],
+                        help="sizes to run, comma-separated (default: the family's)")
     parser.add_argument("--family", default=",".join(FAMILIES), help="families to run")
     parser.add_argument("--repeats", type=int, default=3, help="best of this many runs")
     parser.add_argument("--budget", type=float, default=30.0,

@@ -68,9 +68,10 @@ class Domain:
         if len(parts) == 1:
             return parts[0], exact[0]
         # row-major flat position, one pass per component; only looked-up parts can hold -1
-        flat = parts[0]
-        for pos, size in zip(parts[1:], self.shape[1:], strict=True):
-            flat = flat * size + pos
+        flat = parts[0] * self.shape[1] + parts[1]  # fresh: the later parts add in place
+        for pos, size in zip(parts[2:], self.shape[2:], strict=True):
+            flat *= size
+            flat += pos
         bad = [pos < 0 for pos, direct in zip(parts, exact, strict=True) if not direct]
         if bad:
             flat = np.where(np.logical_or.reduce(np.broadcast_arrays(*bad)), -1, flat)

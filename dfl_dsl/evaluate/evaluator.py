@@ -235,7 +235,7 @@ class Evaluator:
             raise EvalError(
                 f"`{entity.name}` takes {entity.domain.arity} subscript(s), got {len(cols)}"
             )
-        pos, complete = entity.domain.positions(cols)
+        pos, complete = _positions(entity.domain, cols, frame)
         if not complete and np.any(pos < 0):
             bad = int(np.nonzero(pos < 0)[0][0])
             key = format_key([c.keys[bad] for c in cols])
@@ -256,7 +256,8 @@ class Evaluator:
             kind = "elem" if entity.elem else "num"
             return Val(values if framed else values[0], framed, (), kind)
         if entity.kind in ("var", "theta"):
-            poly = Poly.symbols(entity.offset + pos, self.ctx.width)
+            poly = Poly.symbols(np.add(pos, entity.offset, dtype=_index_dtype(self.ctx.width),
+                                       casting="unsafe"), self.ctx.width)
             return Val(poly, framed, ())
         macro = self._macro(entity)
         rows = index_map(macro, True, macro.shape, entity.domain.n).reshape(
@@ -769,3 +770,20 @@ def _cross(a: SetValue | RowRanges, b: SetValue | RowRanges) -> SetValue:
     left = np.repeat(a.keys, b.n, axis=0)
     right = np.tile(b.keys, (a.n, 1))
     return SetValue(np.concatenate([left, right], axis=1))
+
+
+def _positions(domain, cols: list[Column], frame: Frame) -> tuple[np.ndarray, bool]:
+    """domain.positions(cols), remembered on the frame: `c[i, j] * x[i, j]` looks up the same
+    positions of the same dummies twice (a million-entry gather each at scale)."""
+    key = (id(domain), *map(id, cols))
+    hit = frame.memo.get(key)
+    if hit is None or hit[0] is not domain or any(
+            a is not b for a, b in zip(hit[1], cols, strict=True)):
+        hit = (domain, cols, domain.positions(cols))
+        frame.memo[key] = hit
+    return hit[2]
+
+
+def _index_dtype(width: int) -> type:
+    """32-bit column indices where they fit (what scipy would cast them to anyway)."""
+    return np.int32 if width < 2**31 else np.int64

@@ -78,6 +78,7 @@ class Frame:
         self.parent = parent
         self.parent_idx = parent_idx
         self._inherited: dict[str, Column] = {}
+        self.memo: dict = {}  # per-frame results worth reusing (entry positions of lookups)
 
     @staticmethod
     def root() -> Frame:

@@ -24,7 +24,10 @@ def _csr(data, indices, indptr, shape) -> sp.csr_array:
 def scale_rows(m: sp.csr_array, factor: np.ndarray) -> sp.csr_array:
     """diag(factor) @ m without building the diagonal."""
     m = m.tocsr()
-    data = m.data * spread(factor, m.indptr)
+    if m.nnz == m.shape[0] and (np.diff(m.indptr) == 1).all():
+        data = m.data * factor  # one entry per row (a variable's entries): no spread
+    else:
+        data = m.data * spread(factor, m.indptr)
     return _csr(data, m.indices, m.indptr, m.shape)
 
 
@@ -121,7 +124,9 @@ class Poly:
     def scale(self, factor: np.ndarray) -> Poly:
         factor = np.broadcast_to(np.asarray(factor, dtype=float), (self.rows,))
         quad = scale_rows(self.quad, factor) if self.quad is not None else None
-        return Poly(self.const * factor, scale_rows(self.lin, factor), quad, self.pairs)
+        # a zero constant (a variable's entries) stays a fresh zero array: nothing to write
+        const = self.const * factor if self.const.any() else np.zeros(self.rows)
+        return Poly(const, scale_rows(self.lin, factor), quad, self.pairs)
 
     def rowmap(self, m: sp.csr_array) -> Poly:
         """New rows as sparse combinations of these: m @ self (m is R_new × R)."""
