@@ -44,10 +44,12 @@ def keys_of(values) -> np.ndarray:
     """Keys for a sequence of elements (fast path for integer arrays)."""
     if isinstance(values, np.ndarray):
         arr = values
-    elif {bool, np.bool_} & set(map(type, values)):  # numpy would read True as 1
-        arr = None
     else:
-        arr = np.asarray(values)
+        types = set(map(type, values))
+        if types == {str}:  # names: interned one by one, no detour through a numpy str array
+            return np.fromiter(map(intern, values), dtype=np.int64, count=len(values))
+        # numpy would read True as 1
+        arr = None if {bool, np.bool_} & types else np.asarray(values)
     if arr is not None and arr.dtype.kind in "iu" and arr.ndim == 1:
         if len(arr) and np.abs(arr).max() >= STRING_BASE:
             raise ValueError(f"integer element {arr[np.abs(arr).argmax()]} is too large")
