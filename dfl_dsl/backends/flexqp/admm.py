@@ -25,6 +25,8 @@ from typing import NamedTuple
 
 import torch
 
+from .kkt import Factors, corrected, guess_active, polish_on
+from .linsys import LinearSystem
 from .problem import QPBatch
 
 
@@ -41,6 +43,13 @@ class Settings:
     mu_growth: float = 10.0
     mu_max: float = 1e10
     time_limit: float | None = None
+    # OSQP's polishing (§4.2), tried while iterating: at a check where a running problem's
+    # guess of its active rows (from its iterates) has nearly settled, solve its QP on those
+    # rows exactly, correct the guess by up to `polish_rounds` − 1 active-set steps, and stop
+    # the problem once a polished point passes the residual test (kkt.polish_on, kkt.corrected)
+    polish: bool = True
+    polish_changes: int = 2  # try when at most this many rows changed their guess in a check
+    polish_rounds: int = 3
 
 
 @dataclass
@@ -84,97 +93,6 @@ class Result:
     r_dual: torch.Tensor
     mu: torch.Tensor  # final μ (original units)
     extra: dict = field(default_factory=dict)
-
-
-OUTER_LIMIT = 2**25  # entries of the cached row outer products (m × n(n+1)/2) worth keeping
-
-
-class LinearSystem:
-    """(P + σI + Aᵀdiag(ρ)A)⁻¹ by Cholesky: one factor for the batch when P, A and ρ are shared,
-    one per problem otherwise.
-
-    `work` (a dict the caller keeps across factorizations, outside autograd) holds the
-    per-problem matrices' buffers: the next factorization overwrites them instead of allocating
-    — fresh megabyte-sized tensors cost as much in page faults as the factorization itself."""
-
-    def __init__(self, qp: QPBatch, rho: torch.Tensor, sigma: float,
-                 work: dict | None = None) -> None:
-        n, B = qp.n, qp.batch
-        eye = torch.eye(n, dtype=qp.q.dtype, device=qp.q.device)
-        self.shared = qp.shared and bool((rho == rho[:1]).all())
-        if self.shared:
-            M = qp.P + sigma * eye + qp.A.T @ (rho[0, :, None] * qp.A)
-            work = None
-        elif qp.A.dim() == 2 and qp.m * n * (n + 1) // 2 <= OUTER_LIMIT:
-            # shared A, per-problem ρ: Aᵀdiag(ρ)A = Σᵢ ρᵢ aᵢaᵢᵀ is one (B, m) @ (m, n(n+1)/2)
-            # product on the lower triangle, written column-major (LAPACK's layout: Cholesky's
-            # copy of it is then a straight one). The lower triangle is all that LAPACK reads on
-            # the CPU; it is mirrored on a GPU (whose solver makes no such promise through torch)
-            # and under autograd (Cholesky's backward takes the matrix as symmetric)
-            outer, lower, upper = _row_outer(qp, work)
-            base = (qp.P + sigma * eye).flatten(-2)[..., lower]
-            if base.dim() == 1:
-                tri = torch.addmm(base, rho, outer, out=_buffer(work, "tri", (B, len(lower)), rho))
-            else:
-                tri = base + rho @ outer
-            M = _buffer(work, "M", (B, n * n), rho)
-            M = tri.new_empty(B, n * n) if M is None else M
-            M = M.index_copy_(1, upper, tri)
-            if M.is_cuda or torch.is_grad_enabled():
-                M = M.index_copy_(1, lower, tri)
-            M = M.view(B, n, n).mT
-        else:
-            A = qp.A if qp.A.dim() == 3 else qp.A.expand(B, -1, -1)
-            M = qp.P + sigma * eye + A.transpose(1, 2) @ (rho.unsqueeze(-1) * A)
-        # LAPACK's batched layout is column-major: a buffer in it is factored in place
-        self.L = torch.linalg.cholesky(M, out=_buffer(work, "L", (B, n, n), rho, True))
-
-    def select(self, keep: torch.Tensor) -> LinearSystem:
-        """The factors of the problems still running."""
-        if self.shared:
-            return self
-        other = object.__new__(LinearSystem)
-        other.shared, other.L = False, self.L[keep]
-        return other
-
-    def solve(self, rhs: torch.Tensor) -> torch.Tensor:
-        if self.shared:
-            return torch.cholesky_solve(rhs.T, self.L).T
-        # two triangular solves: cholesky_solve copies every factor on each call on the CPU
-        w = torch.linalg.solve_triangular(self.L, rhs.unsqueeze(-1), upper=False)
-        return torch.linalg.solve_triangular(self.L.mT, w, upper=True).squeeze(-1)
-
-
-def _row_outer(qp: QPBatch, work: dict | None) -> tuple:
-    """qp.row_outer(), remembered in `work` for the next batch with the same A (a layer's
-    calls share it; comparing A costs little next to recomputing and faulting in the
-    products)."""
-    if work is not None and qp._outer is None and "outer" in work:
-        A, outer = work["outer"]
-        if (A.shape == qp.A.shape and A.dtype == qp.A.dtype and A.device == qp.A.device
-                and torch.equal(A, qp.A)):
-            qp._outer = outer
-    outer = qp.row_outer()
-    if work is not None:
-        work["outer"] = (qp.A, outer)
-    return outer
-
-
-def _buffer(work: dict | None, key: str, shape: tuple, like: torch.Tensor,
-            column_major: bool = False) -> torch.Tensor | None:
-    """The first shape[0] rows of the buffer `key` in `work` (allocated at the first call's,
-    largest, size); None without `work`."""
-    if work is None:
-        return None
-    buf = work.get(key)
-    if (buf is None or buf.shape[0] < shape[0] or buf.shape[1:] != shape[1:]
-            or buf.dtype != like.dtype or buf.device != like.device):
-        if column_major:
-            buf = like.new_empty((shape[0], *shape[:0:-1])).mT
-        else:
-            buf = like.new_empty(shape)
-        work[key] = buf
-    return buf[: shape[0]]
 
 
 def prox_penalty(w: torch.Tensor, lo: torch.Tensor, hi: torch.Tensor,
@@ -245,6 +163,59 @@ def initial_state(qp: QPBatch, warm: State | None) -> State:
     return State(zeros(qp.q), zeros(qp.lo), zeros(qp.lo))
 
 
+@dataclass
+class Running:
+    """The problems still iterating: their (row-scaled) data, ADMM state and parameters, the
+    factorization for their ρ (None: to be made), where each sits in the full batch, and the
+    total violation at its last μ increase."""
+
+    qp: QPBatch
+    state: State
+    params: Params
+    lin: LinearSystem | None
+    index: torch.Tensor
+    last_violation: torch.Tensor
+    guess: torch.Tensor | None = None  # (B, m) int8 active-row guess at the last check
+
+    def select(self, keep: torch.Tensor) -> Running:
+        return Running(self.qp.select(keep), self.state.select(keep), self.params.select(keep),
+                       self.lin.select(keep) if self.lin is not None else None,
+                       self.index[keep], self.last_violation[keep],
+                       self.guess[keep] if self.guess is not None else None)
+
+
+@dataclass
+class Outcome:
+    """Per problem of the full batch: the final state, μ, iterations, and status flags."""
+
+    state: State
+    mu: torch.Tensor
+    iterations: torch.Tensor
+    done: torch.Tensor
+    relaxed: torch.Tensor
+    polished: int = 0
+    factors: Factors | None = None  # polishing's factorizations, for the backward pass
+
+    @classmethod
+    def empty(cls, like: State, mu: torch.Tensor, max_iter: int) -> Outcome:
+        B, device = like.x.shape[0], like.x.device
+        flags = torch.zeros(B, dtype=torch.bool, device=device)
+        return cls(State(torch.empty_like(like.x), torch.empty_like(like.z),
+                         torch.empty_like(like.y)), torch.empty_like(mu),
+                   torch.full((B,), max_iter, dtype=torch.long, device=device), flags,
+                   flags.clone())
+
+    def store(self, run: Running, rows, it: int | None = None, relaxed=None) -> None:
+        at = run.index[rows]
+        out, s = self.state, run.state
+        out.x[at], out.z[at], out.y[at] = s.x[rows], s.z[rows], s.y[rows]
+        self.mu[at] = run.params.mu[rows]
+        if it is not None:
+            self.done[at] = True
+            self.iterations[at] = it
+            self.relaxed[at] = relaxed
+
+
 @torch.no_grad()
 def solve(qp: QPBatch, policy=None, settings: Settings | None = None,
           warm: State | None = None, work: dict | None = None) -> Result:
@@ -257,96 +228,151 @@ def solve(qp: QPBatch, policy=None, settings: Settings | None = None,
     s = settings or Settings()
     start = time.perf_counter()
     full, D = qp.row_scaled()
-    scaled = full
-    state = initial_state(scaled, warm)
+    state = initial_state(full, warm)
     if warm is not None:  # to the scaled rows: z̃ = D z, ỹ = y / D
         state = State(state.x, state.z * D, state.y / D)
-    params = initial_params(scaled, s)
+    params = initial_params(full, s)
     if policy is not None:
-        params = policy.initial(scaled, params)
-    lin = None
+        params = policy.initial(full, params)
     work = {} if work is None else work
-    B = qp.batch
-    device = qp.q.device
-    out = State(torch.empty_like(state.x), torch.empty_like(state.z), torch.empty_like(state.y))
-    out_mu = torch.empty_like(params.mu)
-    iterations = torch.full((B,), s.max_iter, dtype=torch.long, device=device)
-    relaxed = torch.zeros(B, dtype=torch.bool, device=device)
-    done = torch.zeros(B, dtype=torch.bool, device=device)
-    index = torch.arange(B, device=device)  # where each problem still running sits in the batch
-    last_violation = torch.full((B,), float("inf"), dtype=qp.q.dtype, device=device)
+    run = Running(full, state, params, None, torch.arange(qp.batch, device=qp.q.device),
+                  torch.full((qp.batch,), float("inf"), dtype=qp.q.dtype, device=qp.q.device))
+    out = Outcome.empty(state, params.mu, s.max_iter)
+    if s.polish:
+        out.factors = Factors(work, qp.batch, qp.n, qp.m, qp.q)
     every = getattr(policy, "every", None)
     it = 0
     while it < s.max_iter:
-        if lin is None:  # ρ changed: factor for the problems still running
-            lin = LinearSystem(scaled, params.rho, s.sigma, work)
-        state = step(scaled, state, params, lin, s.sigma)
+        if run.lin is None:  # ρ changed: factor for the problems still running
+            run.lin = LinearSystem(run.qp, run.params.rho, s.sigma, work)
+        run.state = step(run.qp, run.state, run.params, run.lin, s.sigma)
         it += 1
         timed_out = s.time_limit is not None and time.perf_counter() - start > s.time_limit
         check = not it % s.check_every or it == s.max_iter or timed_out
-        res = Residuals.of(scaled, state) if check else None
-        if every and it % every == 0:
-            params = policy.update(scaled, state, params, s, res)
-            lin = None
-        if not check:
+        update = bool(every) and it % every == 0
+        if not (check or update):
             continue
-        e_p, e_d = res.tolerances(s.eps_abs, s.eps_rel)
-        conv = (res.r_prim <= e_p) & (res.r_dual <= e_d)
-        viol = scaled.violation(state.x, res.Ax)
-        violated = viol > e_p.unsqueeze(-1)
-        any_violated = bool(violated.any())  # rarely: the μ bookkeeping below runs only then
-        if policy is not None and any_violated:
-            # a row violated at its full μ: one μ for all rows from now on
-            pinned = (violated & (state.y.abs() >= 0.99 * params.mu)).any(-1, keepdim=True)
-            params.mu = torch.where(pinned, params.mu_ref, params.mu)
-            fresh = pinned & params.mu_free
-            if fresh.any():  # and the (feasible-trained) policy's ρ is reset to the start's
-                params.rho = torch.where(fresh, initial_params(scaled, s).rho, params.rho)
-                lin = None
-            params.mu_free = params.mu_free & ~pinned
-        if conv.any():
-            has = violated.any(-1)
-            bump = torch.zeros_like(conv)
-            if any_violated:
-                total = viol.sum(-1)
-                # settled: the violation no longer falls as μ grows (an infeasible QP's least
-                # violation), or μ can't grow
-                settled = has & ((total >= 0.99 * last_violation - e_p)
-                                 | (params.mu_ref >= s.mu_max).any(-1))
-                bump = conv & has & ~settled
-                if bump.any():
-                    grow = bump.unsqueeze(-1)
-                    factor = torch.where(grow, s.mu_growth, 1.0).to(params.mu.dtype)
-                    params.mu_ref = (params.mu_ref * factor).clamp(max=s.mu_max)
-                    params.mu = torch.where(grow, params.mu_ref, params.mu)
-                    params.mu_free = params.mu_free & ~grow
-                    last_violation = torch.where(bump, total, last_violation)
-            finished = conv & ~bump
-            if finished.any():
-                at = index[finished]
-                relaxed[at] = has[finished]
-                done[at] = True
-                iterations[at] = it
-                _store(out, out_mu, at, state, params.mu, finished)
-                keep = ~finished
-                if not keep.any():
+        res = Residuals.of(run.qp, run.state)
+        if check:
+            keep = _check(run, res, out, it, policy is not None, s, work)
+            if keep is not None:
+                if not bool(keep.any()):
                     break
-                index, last_violation = index[keep], last_violation[keep]
-                scaled, state = scaled.select(keep), state.select(keep)
-                params = params.select(keep)
-                lin = lin.select(keep) if lin is not None else None
-        if timed_out:
-            break
-    if not bool(done.all()):  # iteration or time limit: the points reached so far
-        _store(out, out_mu, index, state, params.mu, slice(None))
+                run, res = run.select(keep), Residuals(*(t[keep] for t in res))
+            if timed_out:
+                break
+        if update:
+            run.params = policy.update(run.qp, run.state, run.params, s, res)
+            run.lin = None
+    if not bool(out.done.all()):  # iteration or time limit: the points reached so far
+        out.store(run, slice(None))
     status = ["relaxed" if r else "optimal" if d else "feasible"
-              for d, r in zip(done.tolist(), relaxed.tolist(), strict=True)]
-    res = Residuals.of(full, out)
-    return Result(x=out.x, z=out.z / D, y=out.y * D, status=status,
-                  iterations=iterations, violation=qp.violation(out.x), r_prim=res.r_prim,
-                  r_dual=res.r_dual, mu=out_mu * D, extra={"total_iterations": it})
+              for d, r in zip(out.done.tolist(), out.relaxed.tolist(), strict=True)]
+    x, z, y = out.state.x, out.state.z, out.state.y
+    res = Residuals.of(full, out.state)
+    return Result(x=x, z=z / D, y=y * D, status=status, iterations=out.iterations,
+                  violation=qp.violation(x), r_prim=res.r_prim, r_dual=res.r_dual,
+                  mu=out.mu * D, extra={"total_iterations": it, "polished": out.polished,
+                                        "factors": out.factors})
 
 
-def _store(out: State, out_mu: torch.Tensor, at, state: State, mu: torch.Tensor, rows) -> None:
-    out.x[at], out.z[at], out.y[at] = state.x[rows], state.z[rows], state.y[rows]
-    out_mu[at] = mu[rows]
+def _check(run: Running, res: Residuals, out: Outcome, it: int, adaptive: bool,
+           s: Settings, work: dict) -> torch.Tensor | None:
+    """The convergence test, μ's growth on violated rows, polishing; finished problems go to
+    `out`. Returns the mask of problems that keep running (None: all of them)."""
+    p = run.params
+    e_p, e_d = res.tolerances(s.eps_abs, s.eps_rel)
+    conv = (res.r_prim <= e_p) & (res.r_dual <= e_d)
+    viol = run.qp.violation(run.state.x, res.Ax)
+    violated = viol > e_p.unsqueeze(-1)
+    any_violated = bool(violated.any())  # rarely: the μ bookkeeping below runs only then
+    pinned = None
+    if any_violated:  # a row violated at its full μ: the relaxation is at work there
+        pinned = (violated & (run.state.y.abs() >= 0.99 * p.mu)).any(-1, keepdim=True)
+    if adaptive and pinned is not None:  # one μ for all rows from now on
+        p.mu = torch.where(pinned, p.mu_ref, p.mu)
+        fresh = pinned & p.mu_free
+        if fresh.any():  # and the (feasible-trained) policy's ρ is reset to the start's
+            p.rho = torch.where(fresh, initial_params(run.qp, s).rho, p.rho)
+            run.lin = None
+        p.mu_free = p.mu_free & ~pinned
+    if s.polish:
+        polished = _polish(run, _settling(run, conv, pinned, s), s, work, out.factors)
+        if polished is not None:  # exact on its active rows: nothing violated
+            conv = conv | polished
+            violated = violated & ~polished.unsqueeze(-1)
+            out.polished += int(polished.sum())
+    if not bool(conv.any()):
+        return None
+    has = violated.any(-1)
+    bump = torch.zeros_like(conv)
+    if any_violated:
+        total = viol.sum(-1)
+        # settled: the violation no longer falls as μ grows (an infeasible QP's least
+        # violation), or μ can't grow
+        settled = has & ((total >= 0.99 * run.last_violation - e_p)
+                         | (p.mu_ref >= s.mu_max).any(-1))
+        bump = conv & has & ~settled
+        if bump.any():
+            grow = bump.unsqueeze(-1)
+            factor = torch.where(grow, s.mu_growth, 1.0).to(p.mu.dtype)
+            p.mu_ref = (p.mu_ref * factor).clamp(max=s.mu_max)
+            p.mu = torch.where(grow, p.mu_ref, p.mu)
+            p.mu_free = p.mu_free & ~grow
+            run.last_violation = torch.where(bump, total, run.last_violation)
+    finished = conv & ~bump
+    if not bool(finished.any()):
+        return None
+    out.store(run, finished, it, has[finished])
+    return ~finished
+
+
+def _settling(run: Running, conv: torch.Tensor, pinned: torch.Tensor | None,
+              s: Settings) -> torch.Tensor:
+    """The problems worth polishing: not converged, no row pinned at its μ (the relaxation at
+    work: polishing finds feasible points only), and a guess of the active rows that changed in
+    at most `polish_changes` rows since the last check (a guess still moving is rarely right,
+    and every attempt costs a factorization)."""
+    upper, lower = guess_active(run.qp, run.state.z, run.state.y)
+    guess = upper.to(torch.int8) - lower.to(torch.int8)
+    if run.guess is None:
+        run.guess = guess
+        return torch.zeros_like(conv)
+    settling = (guess != run.guess).sum(-1) <= s.polish_changes
+    run.guess = guess
+    settling = settling & ~conv
+    return settling if pinned is None else settling & ~pinned.squeeze(-1)
+
+
+def _polish(run: Running, candidates: torch.Tensor, s: Settings, work: dict,
+            factors: Factors) -> torch.Tensor | None:
+    """Polish the `candidates` from the active rows their iterates show, with up to
+    `polish_rounds` − 1 active-set corrections; a problem whose polished point passes OSQP's
+    test takes it as its state (and its factorization goes to `factors`). Returns which
+    problems did (None: none)."""
+    if not bool(candidates.any()):
+        return None
+    at = candidates.nonzero().squeeze(1)
+    sub, mu = run.qp.select(at), run.params.mu[at]
+    upper, lower = guess_active(sub, run.state.z[at], run.state.y[at])
+    polished = torch.zeros_like(candidates)
+    for r in range(s.polish_rounds):
+        p = polish_on(sub, upper, lower, mu, work=work.setdefault("polish", {}))
+        work["polish_factorizations"] = work.get("polish_factorizations", 0) + len(at)
+        res = Residuals.of(sub, State(p.x, p.z, p.y))
+        e_p, e_d = res.tolerances(s.eps_abs, s.eps_rel)
+        ok = (res.r_prim <= e_p) & (res.r_dual <= e_d)
+        if bool(ok.any()):
+            good = at[ok]
+            run.state.x[good], run.state.z[good], run.state.y[good] = p.x[ok], p.z[ok], p.y[ok]
+            polished[good] = True
+            factors.put(run.index[good], p.lin.factor_rows(len(ok))[ok], p.active[ok])
+        left = ~ok
+        if r + 1 == s.polish_rounds or not bool(left.any()):
+            break
+        upper, lower = corrected(sub, upper, lower, p, e_p)
+        if not bool(ok.any()):
+            continue
+        at, sub, mu = at[left], sub.select(left), mu[left]
+        upper, lower = upper[left], lower[left]
+    return polished if bool(polished.any()) else None

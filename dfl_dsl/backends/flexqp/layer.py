@@ -20,8 +20,10 @@ import torch
 from torch import nn
 
 from ...errors import DflError
-from .admm import LinearSystem, Settings, State, initial_params, solve, step
+from .admm import Settings, State, initial_params, solve, step
 from .forms import DenseForm
+from .kkt import Factors, solve_active
+from .linsys import LinearSystem
 from .problem import QPBatch
 
 
@@ -34,31 +36,17 @@ def active_rows(qp: QPBatch, x: torch.Tensor, y: torch.Tensor, tol: float) -> tu
 
 
 def kkt_gradients(qp: QPBatch, x: torch.Tensor, y: torch.Tensor, g: torch.Tensor, tol: float,
-                  delta: float = 1e-7, refine: int = 6,
-                  wanted: tuple[str, ...] = ("P", "q", "A", "lo", "hi"),
-                  work: dict | None = None) -> dict[str, torch.Tensor]:
-    """∂L/∂(P, q, A, lo, hi) (those `wanted`) from ∂L/∂x = g: the active-set KKT system, solved
-    like OSQP's polish (Stellato et al. 2020, §4.2) — the quasi-definite
-    K̃ = [[P + δI, A_Sᵀ], [A_S, −δI]] reduces to the n × n Cholesky of P + δI + A_SᵀA_S/δ, and
-    iterative refinement against K removes the δ (up to `refine` rounds, until the residual is
-    at rounding level: two or three in float64). Cheaper than a dense (n + m) LU of K for every
-    problem. `work`: LinearSystem's buffers (outside autograd)."""
+                  refine: int = 6, wanted: tuple[str, ...] = ("P", "q", "A", "lo", "hi"),
+                  work: dict | None = None, factors: Factors | None = None,
+                  ) -> dict[str, torch.Tensor]:
+    """∂L/∂(P, q, A, lo, hi) (those `wanted`) from ∂L/∂x = g: K [u; v] = [g; 0] on the active
+    rows (`kkt.solve_active`, refined until the residual is at rounding level — two or three
+    rounds in float64 — and at most `refine` rounds). `work`: LinearSystem's buffers (outside
+    autograd); `factors`: polishing's factorizations, used when their rows are these."""
     active, upper = active_rows(qp, x, y, tol)
-    D = active.to(x.dtype)
-    lin = LinearSystem(qp, D / delta, delta, work)
-    u = torch.zeros_like(g)
-    v = torch.zeros_like(y)
-    floor = 100 * torch.finfo(g.dtype).eps
-    for k in range(refine):  # v, r2 stay 0 off the active set
-        Pu, ATv = qp.Px(u), qp.ATy(v)
-        r1 = g - Pu - ATv
-        r2 = -D * qp.Ax(u)
-        if k and bool(torch.maximum(r1.abs().amax(), r2.abs().amax()) <= floor * torch.stack(
-                [g.abs().amax(), Pu.abs().amax(), ATv.abs().amax()]).amax()):
-            break
-        du = lin.solve(qp.ATy(r2 / delta, r1))
-        u = u + du
-        v = v + D * (qp.Ax(du) - r2) / delta
+    lin = factors.lookup(active, work) if factors is not None else None
+    u, v, _ = solve_active(qp, active, g, torch.zeros_like(y), refine, work,
+                           stop_at_rounding=True, lin=lin)
     grads = {"q": -u, "lo": torch.where(upper, 0.0, v), "hi": torch.where(upper, v, 0.0)}
     if "A" in wanted:
         grads["A"] = -(y.unsqueeze(-1) * u.unsqueeze(1) + v.unsqueeze(-1) * x.unsqueeze(1))
@@ -74,6 +62,7 @@ class _FlexQPFn(torch.autograd.Function):
         result = runner.run(qp)
         ctx.save_for_backward(P, q, A, lo, hi, result.x, result.y)
         ctx.runner = runner
+        ctx.factors = result.extra.get("factors")
         return result.x
 
     @staticmethod
@@ -83,8 +72,15 @@ class _FlexQPFn(torch.autograd.Function):
         wanted = tuple(n for n, need in zip(names, ctx.needs_input_grad, strict=False) if need)
         runner = ctx.runner
         work = None if torch.is_grad_enabled() else runner.work
-        grads = kkt_gradients(QPBatch(P, q, A, lo, hi), x, y, g, runner.active_tol,
-                              wanted=wanted, work=work)
+        # in the rows scaled as the forward solved them: its factorizations (polishing's, the
+        # rows' outer products) serve here too. x is the same for any row scaling D, so the
+        # gradients in b and A are D times those in the scaled rows
+        scaled, D = QPBatch(P, q, A, lo, hi).row_scaled()
+        grads = kkt_gradients(scaled, x, y / D, g, runner.active_tol, wanted=wanted, work=work,
+                              factors=ctx.factors)
+        for name in ("lo", "hi", "A"):
+            if name in grads:
+                grads[name] = grads[name] * (D if name != "A" else D.unsqueeze(-1))
         out = []
         for name, value in zip(names, (P, q, A, lo, hi), strict=True):
             grad = grads[name] if name in wanted else None

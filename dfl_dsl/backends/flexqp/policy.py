@@ -32,27 +32,26 @@ def _log(v: torch.Tensor) -> torch.Tensor:
 
 
 def features(qp: QPBatch, s: State, p: Params, res: Residuals | None = None,
-             dtype: torch.dtype | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-    """Per-constraint features (B, m, F) and the residual-balancing log-step (B, 1), in `dtype`
-    (default the batch's). The ratios are formed in the batch's precision; the logarithms, which
-    cost most at these sizes, in `dtype`. `res`: the residuals at s when already at hand."""
+             dtype: torch.dtype | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The per-constraint features (B, m, 5), the per-problem ones (B, 3) — the same for every
+    constraint of a problem — and the residual-balancing log-step (B, 1), in `dtype` (default
+    the batch's). The ratios are formed in the batch's precision; the logarithms, which cost
+    most at these sizes, in `dtype`. `res`: the residuals at s when already at hand."""
     res = res if res is not None else Residuals.of(qp, s)
     dtype = dtype or qp.q.dtype
     scale_p = res.scale_prim.clamp(min=1e-12)
     gap = torch.minimum(s.z - qp.lo, qp.hi - s.z).clamp(min=0) / (1 + s.z.abs())
-    rows = torch.stack([p.rho, res.prim / scale_p.unsqueeze(-1), gap, s.y.abs() / p.mu,
-                        (qp.lo == qp.hi).to(p.rho.dtype)], dim=-1).to(dtype)
+    # log10 ρ / 6 is _log(ρ) to ~1e-6 (ρ >= 1e-6): one log for ρ, the row residual and the gap
+    logged = _log(torch.stack([p.rho, res.prim / scale_p.unsqueeze(-1), gap], dim=-1).to(dtype))
+    rows = torch.cat([logged, torch.stack([(s.y.abs() / p.mu).clamp(max=1),
+                                           (qp.lo == qp.hi).to(p.rho.dtype)], dim=-1)
+                      .to(dtype)], dim=-1)
     # the problem's normalized residuals (each at most 3, so _log's clamp never acts on them)
     logs = torch.log10(torch.stack([res.r_prim / scale_p,
                                     res.r_dual / res.scale_dual.clamp(min=1e-12)], dim=-1)
                        .to(dtype) + 1e-12)
     balance = (0.5 * (logs[:, :1] - logs[:, 1:])).clamp(-2, 2)
-    B, m = qp.lo.shape
-    per_problem = torch.cat([balance, logs / 6], dim=-1).unsqueeze(1).expand(B, m, 3)
-    # log10 ρ / 6 is _log(ρ) to ~1e-6 (ρ >= 1e-6): one log for ρ, the row residual and the gap
-    feats = torch.cat([_log(rows[..., :3]), rows[..., 3:4].clamp(max=1), rows[..., 4:],
-                       per_problem], dim=-1)
-    return feats, balance
+    return rows, torch.cat([balance, logs / 6], dim=-1), balance
 
 
 class DeepPolicy(nn.Module):
@@ -70,6 +69,16 @@ class DeepPolicy(nn.Module):
             nn.init.zeros_(head.bias)
         self.meta: dict = {}
 
+    def hidden(self, rows: torch.Tensor, per_problem: torch.Tensor) -> torch.Tensor:
+        """The body on the features [rows, per_problem] of every constraint, with the first
+        layer split: the per-problem features' part is one product per problem, added to each
+        of its constraints (not repeated m times and concatenated)."""
+        first, second = self.body[0], self.body[2]
+        k = rows.shape[-1]
+        bias = torch.addmm(first.bias, per_problem, first.weight[:, k:].T).unsqueeze(1)
+        h = torch.relu_(torch.matmul(rows, first.weight[:, :k].T).add_(bias))
+        return torch.relu_(second(h))
+
     def initial(self, qp: QPBatch, params: Params) -> Params:
         return params
 
@@ -79,8 +88,8 @@ class DeepPolicy(nn.Module):
         shipped policy, whatever the batch's: its outputs only steer the iterations, and
         float32 costs a third of float64 here); ρ and μ are then formed in the batch's."""
         dtype = self.alpha_head.weight.dtype
-        feats, balance = features(qp, s, p, res, dtype)
-        h = self.body(feats)
+        rows, per_problem, balance = features(qp, s, p, res, dtype)
+        h = self.hidden(rows, per_problem)
         row = self.row_head(h)
         # trained on feasible problems only: once a problem shows violated rows (μ pinned),
         # its ρ and α follow the rule alone

@@ -52,6 +52,32 @@ def test_gradients_agree_with_cvxpylayers_on_a_random_qp():
     assert _relative(g_ours, q.grad) < 1e-4
 
 
+def test_the_backward_reuses_polishing_factorizations_and_gets_the_same_gradients():
+    from dfl_dsl.backends.flexqp import kkt
+
+    inst = bind(QP_Q, _random_qp(6, n=10, m=16))
+    rng = np.random.default_rng(7)
+    q = torch.as_tensor(rng.standard_normal((5, 10)))
+    w = torch.as_tensor(rng.standard_normal((5, 10)))
+    grads, hits = [], []
+    lookup = kkt.Factors.lookup
+    for reuse in (True, False):
+        def spy(self, active, work, reuse=reuse):
+            found = lookup(self, active, work) if reuse else None
+            hits.append(found is not None)
+            return found
+
+        kkt.Factors.lookup = spy
+        try:
+            qq = q.clone().requires_grad_()
+            (inst.layer("flexqp", eps=1e-6)(qq) * w).sum().backward()
+        finally:
+            kkt.Factors.lookup = lookup
+        grads.append(qq.grad)
+    assert hits == [True, False]
+    assert _relative(grads[0], grads[1]) < 1e-10
+
+
 def _finite_difference(layer, theta: torch.Tensor, w: torch.Tensor, h: float = 1e-5):
     grad = torch.zeros_like(theta)
     for j in range(theta.shape[1]):
