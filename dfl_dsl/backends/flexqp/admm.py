@@ -49,7 +49,7 @@ class Settings:
     # the problem once a polished point passes the residual test (kkt.polish_on, kkt.corrected)
     polish: bool = True
     polish_changes: int = 2  # try when at most this many rows changed their guess in a check
-    polish_rounds: int = 3
+    polish_rounds: int = 4
 
 
 @dataclass
@@ -131,8 +131,10 @@ class Residuals(NamedTuple):
     scale_dual: torch.Tensor  # (B,) max(‖Px‖∞, ‖Aᵀy‖∞, ‖q‖∞)
 
     @classmethod
-    def of(cls, qp: QPBatch, s: State) -> Residuals:
-        Ax, Px, ATy = qp.Ax(s.x), qp.Px(s.x), qp.ATy(s.y)
+    def of(cls, qp: QPBatch, s: State, Ax: torch.Tensor | None = None) -> Residuals:
+        """The residuals at s (`Ax`: A s.x when already at hand)."""
+        Ax = qp.Ax(s.x) if Ax is None else Ax
+        Px, ATy = qp.Px(s.x), qp.ATy(s.y)
         prim = (Ax - s.z).abs()
         scale_dual = torch.stack([Px.abs().amax(-1), ATy.abs().amax(-1),
                                   qp.q.abs().amax(-1)]).amax(0)
@@ -359,7 +361,7 @@ def _polish(run: Running, candidates: torch.Tensor, s: Settings, work: dict,
     for r in range(s.polish_rounds):
         p = polish_on(sub, upper, lower, mu, work=work.setdefault("polish", {}))
         work["polish_factorizations"] = work.get("polish_factorizations", 0) + len(at)
-        res = Residuals.of(sub, State(p.x, p.z, p.y))
+        res = Residuals.of(sub, State(p.x, p.z, p.y), p.Ax)
         e_p, e_d = res.tolerances(s.eps_abs, s.eps_rel)
         ok = (res.r_prim <= e_p) & (res.r_dual <= e_d)
         if bool(ok.any()):

@@ -22,9 +22,9 @@ class LinearSystem:
     def __init__(self, qp: QPBatch, rho: torch.Tensor, sigma: float,
                  work: dict | None = None) -> None:
         n, B = qp.n, qp.batch
-        eye = torch.eye(n, dtype=qp.q.dtype, device=qp.q.device)
         self.shared = qp.shared and bool((rho == rho[:1]).all())
         if self.shared:
+            eye = torch.eye(n, dtype=qp.q.dtype, device=qp.q.device)
             M = qp.P + sigma * eye + qp.A.T @ (rho[0, :, None] * qp.A)
             work = None
         elif qp.A.dim() == 2 and qp.m * n * (n + 1) // 2 <= OUTER_LIMIT:
@@ -34,7 +34,7 @@ class LinearSystem:
             # the CPU; it is mirrored on a GPU (whose solver makes no such promise through torch)
             # and under autograd (Cholesky's backward takes the matrix as symmetric)
             outer, lower, upper = _row_outer(qp, work)
-            base = (qp.P + sigma * eye).flatten(-2)[..., lower]
+            base = _base(qp, sigma, lower, work)
             if base.dim() == 1:
                 tri = torch.addmm(base, rho, outer, out=_buffer(work, "tri", (B, len(lower)), rho))
             else:
@@ -46,6 +46,7 @@ class LinearSystem:
                 M = M.index_copy_(1, lower, tri)
             M = M.view(B, n, n).mT
         else:
+            eye = torch.eye(n, dtype=qp.q.dtype, device=qp.q.device)
             A = qp.A if qp.A.dim() == 3 else qp.A.expand(B, -1, -1)
             M = qp.P + sigma * eye + A.transpose(1, 2) @ (rho.unsqueeze(-1) * A)
         # LAPACK's batched layout is column-major: a buffer in it is factored in place
@@ -72,6 +73,19 @@ class LinearSystem:
         # two triangular solves: cholesky_solve copies every factor on each call on the CPU
         w = torch.linalg.solve_triangular(self.L, rhs.unsqueeze(-1), upper=False)
         return torch.linalg.solve_triangular(self.L.mT, w, upper=True).squeeze(-1)
+
+
+def _base(qp: QPBatch, sigma: float, lower: torch.Tensor, work: dict | None) -> torch.Tensor:
+    """The lower triangle of P + σI, flattened; remembered in `work` for a shared P (every
+    refactorization of a solve starts from it)."""
+    key = ("base", sigma)
+    if work is not None and qp.P.dim() == 2 and key in work and work[key][0] is qp.P:
+        return work[key][1]
+    eye = torch.eye(qp.n, dtype=qp.q.dtype, device=qp.q.device)
+    base = (qp.P + sigma * eye).flatten(-2)[..., lower]
+    if work is not None and qp.P.dim() == 2:
+        work[key] = (qp.P, base)
+    return base
 
 
 def _row_outer(qp: QPBatch, work: dict | None) -> tuple:
