@@ -72,7 +72,7 @@ class KronModel:
 
     def __init__(self, smooth: KronQuadratic, X: torch.Tensor, majorize: bool = False) -> None:
         as_t = lambda a: torch.as_tensor(a, dtype=X.dtype, device=X.device)  # noqa: E731
-        self.C, self.G, self.c0 = as_t(smooth.C), as_t(smooth.G), smooth.c0
+        self.C, self.G, self.c0 = as_t(smooth.C).contiguous(), as_t(smooth.G), smooth.c0
         eye = torch.eye(X.shape[1], dtype=X.dtype, device=X.device)
         self.R = None if torch.equal(as_t(smooth.R), eye) else as_t(smooth.R)
         ends = torch.linalg.eigvalsh(as_t(smooth.R))
@@ -96,7 +96,10 @@ class KronModel:
 
     def block_terms(self, idx: torch.Tensor):
         """(Z, ∇f_B, M, R) of blocks idx (B, k): the model <∇f_B, D> + ½ Σ M_ab <D_a, (DR)_b>."""
-        return self.X[idx], self.grad()[idx], self.C[idx[:, :, None], idx[:, None, :]], self.R
+        n = self.C.shape[0]  # C_BB by a flat index_select: ~5x faster than C[idx, idx]
+        cells = (idx[:, :, None] * n + idx[:, None, :]).reshape(-1)
+        M = self.C.reshape(-1).index_select(0, cells).view(*idx.shape, idx.shape[1])
+        return self.X[idx], self.grad()[idx], M, self.R
 
     def coefficients(self, p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
         g = self.grad()
