@@ -11,7 +11,7 @@ import torch
 from _helpers import bind, expected, spec_dir
 from typer.testing import CliRunner
 
-from dfl_dsl.backends.obcd import blockk, obcd
+from dfl_dsl.backends.obcd import blockk, obcd, solver
 from dfl_dsl.backends.obcd.model import pair_coefficients, sinusoid_coefficients
 from dfl_dsl.backends.obcd.pair import breakpoints, h_rows, rotate, solve_pairs, trig
 from dfl_dsl.backends.obcd.select import cyclic_pairs, disjoint, sample_pairs
@@ -295,6 +295,24 @@ def test_default_block_size():
     assert default_k(l1_form) == 50 and default_k(l0_form) == 2
 
 
+@pytest.mark.parametrize(("objective", "bound"), [
+    ("-0.5 * trace(X.T @ C @ X) + lam * norm1(X)", ""),
+    ("-0.5 * trace(X.T @ C @ X)", ">= 0"),
+])
+def test_restarts_keep_the_best_point(objective, bound):
+    """Each restart perturbs the best stalled point and descends again; the answer is never
+    above the first stall (the same trajectory up to there), stays feasible, and the run ends
+    converged once the restarts are spent."""
+    inst, _ = _small(objective, n=40, r=4, bound=bound)
+    form = build_stiefel(inst)
+    first = obcd(form, seed=0, max_rounds=20_000, tol=solver.RESTART_TOL)
+    res = obcd(form, seed=0, max_rounds=20_000, restarts=3)
+    assert first.converged and res.converged
+    assert res.objective <= first.objective + 1e-9
+    assert res.orthogonality <= 1e-10 and (not bound or np.all(res.X >= 0))
+    assert res.objective == pytest.approx(form.value(res.X), rel=1e-12)
+
+
 def test_user_errors():
     inst, _ = _small("-0.5 * trace(X.T @ C @ X) + lam * nnz(X)")
     form = build_stiefel(inst)
@@ -304,6 +322,8 @@ def test_user_errors():
         obcd(form, strategy="best", max_rounds=1)
     with pytest.raises(DflError, match="starting point"):
         obcd(form, X0=np.eye(3), max_rounds=1)
+    with pytest.raises(DflError, match="restarts=None"):
+        obcd(form, restarts=None)
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
