@@ -194,14 +194,15 @@ RESTART_TOL = 1e-6  # while restarts remain, a window that gains under this · |
 
 def _perturb(X: torch.Tensor, nonneg: bool, gen: torch.Generator) -> torch.Tensor:
     """A random feasible move away from a stalled point (beyond the paper, which stops there):
-    m = min(16, n/4) random rows X_B become V·X_B with V = exp(Ω), Ω a random skew matrix
-    scaled so that ‖Ω‖ ≈ RESTART_SCALE (with X >= 0, a random permutation of the rows, which
-    keeps X >= 0). The run then descends from it as usual and keeps the lower of its next stall
-    and the best point so far. Measured on L1 sparse PCA (docs/obcd.md): from a point where
-    no block or pair step decreases F — a local minimum for every move OBCD makes — turning a
-    few rows by about a radian reaches better local minima, while turning 64 rows or by 3
-    radians mostly lands in worse ones; neither pairs (global over O(2)), a λ continuation nor
-    smaller steps moved from there."""
+    m = min(16, n/4) random rows X_B become V·X_B with V = exp(s(G − Gᵀ)/√m), G standard normal,
+    s = RESTART_SCALE (with X >= 0, a random permutation of the rows, which keeps X >= 0). The
+    run then descends from it as usual and keeps the lower of its next stall and the best point
+    so far, so F never ends above the first stall. A heuristic, measured on L1 sparse PCA
+    (docs/obcd.md): at ManPG's answer on digits with λ = 10, where no block step and no pair
+    step (global over O(2), exact model; random, cyclic and greedy pairs) decreased F, and
+    neither did a λ/2 continuation, 10 s of such hops reached −31766 from −31758 with 16 rows
+    and s = 1, −31764 with s = 3, at most −31759 with 64 rows. At ManPG's converged answers on
+    randn problems it found nothing better in 5 s."""
     n = X.shape[0]
     m = max(2, min(RESTART_ROWS, n // 4))
     rows = torch.randperm(n, generator=gen)[:m].to(X.device)
@@ -219,9 +220,12 @@ def default_k(form: StiefelForm) -> int:
     on L1 sparse PCA (docs/obcd.md): pairs stall where a move must keep zeros in several rows
     at once, and bigger blocks make more progress per round at about the same cost per round
     (dominated by the O(n²r) gradient update once every row moves), up to where the blocks'
-    coupling makes the round's safeguard cut the step. 64 was picked on the benchmark's own
-    problems (randn 500 × 1000 at 20 s: k = 32, 64, 125 reached −11396, −11413, −11407 with
-    λ = 10), so it is tuned there, not validated elsewhere."""
+    coupling makes the round's safeguard cut the step; blocks with k < r take the slower
+    least-squares projection. 64 was first picked on the benchmark's own problems, then checked
+    on five others (8 s each, k ∈ {16, 32, 64, 128}): best on three (randn 300 × 600,
+    randn 500 × 1000 with r = 20, digits with r = 20 where n/2 = 32), 0.6 behind k = 128 on
+    randn 1000 × 500 and 2.9 behind k = 32 on randn 500 × 1000 with r = 5 — a reasonable
+    default, not an optimum."""
     if form.l0 or form.nonneg or not isinstance(form.smooth, KronQuadratic) or form.n < 6:
         return 2
     return min(64, form.n // 2)
