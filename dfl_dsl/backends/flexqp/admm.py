@@ -25,7 +25,7 @@ from typing import NamedTuple
 
 import torch
 
-from .kkt import Factors, corrected, guess_active, polish_on
+from .kkt import Factors, Schur, SchurFactor, SchurFactors, corrected, guess_active, polish_on
 from .linsys import LinearSystem
 from .problem import QPBatch
 
@@ -196,7 +196,7 @@ class Outcome:
     done: torch.Tensor
     relaxed: torch.Tensor
     polished: int = 0
-    factors: Factors | None = None  # polishing's factorizations, for the backward pass
+    factors: Factors | SchurFactors | None = None  # polishing's, for the backward pass
 
     @classmethod
     def empty(cls, like: State, mu: torch.Tensor, max_iter: int) -> Outcome:
@@ -240,8 +240,10 @@ def solve(qp: QPBatch, policy=None, settings: Settings | None = None,
     run = Running(full, state, params, None, torch.arange(qp.batch, device=qp.q.device),
                   torch.full((qp.batch,), float("inf"), dtype=qp.q.dtype, device=qp.q.device))
     out = Outcome.empty(state, params.mu, s.max_iter)
+    schur = Schur.of(full, work) if s.polish else None
     if s.polish:
-        out.factors = Factors(work, qp.batch, qp.n, qp.m, qp.q)
+        out.factors = (Factors(work, qp.batch, qp.n, qp.m, qp.q) if schur is None
+                       else SchurFactors(qp.batch, qp.m, qp.q))
     every = getattr(policy, "every", None)
     it = 0
     while it < s.max_iter:
@@ -256,7 +258,7 @@ def solve(qp: QPBatch, policy=None, settings: Settings | None = None,
             continue
         res = Residuals.of(run.qp, run.state)
         if check:
-            keep = _check(run, res, out, it, policy is not None, s, work)
+            keep = _check(run, res, out, it, policy is not None, s, work, schur)
             if keep is not None:
                 if not bool(keep.any()):
                     break
@@ -279,7 +281,7 @@ def solve(qp: QPBatch, policy=None, settings: Settings | None = None,
 
 
 def _check(run: Running, res: Residuals, out: Outcome, it: int, adaptive: bool,
-           s: Settings, work: dict) -> torch.Tensor | None:
+           s: Settings, work: dict, schur: Schur | None = None) -> torch.Tensor | None:
     """The convergence test, μ's growth on violated rows, polishing; finished problems go to
     `out`. Returns the mask of problems that keep running (None: all of them)."""
     p = run.params
@@ -299,7 +301,8 @@ def _check(run: Running, res: Residuals, out: Outcome, it: int, adaptive: bool,
             run.lin = None
         p.mu_free = p.mu_free & ~pinned
     if s.polish:
-        polished = _polish(run, _settling(run, conv, pinned, s), s, work, out.factors)
+        polished = _polish(run, _settling(run, conv, pinned, s), s, work, out.factors,
+                           schur)
         if polished is not None:  # exact on its active rows: nothing violated
             conv = conv | polished
             violated = violated & ~polished.unsqueeze(-1)
@@ -347,7 +350,8 @@ def _settling(run: Running, conv: torch.Tensor, pinned: torch.Tensor | None,
 
 
 def _polish(run: Running, candidates: torch.Tensor, s: Settings, work: dict,
-            factors: Factors) -> torch.Tensor | None:
+            factors: Factors | SchurFactors, schur: Schur | None = None,
+            ) -> torch.Tensor | None:
     """Polish the `candidates` from the active rows their iterates show, with up to
     `polish_rounds` − 1 active-set corrections; a problem whose polished point passes OSQP's
     test takes it as its state (and its factorization goes to `factors`). Returns which
@@ -359,7 +363,7 @@ def _polish(run: Running, candidates: torch.Tensor, s: Settings, work: dict,
     upper, lower = guess_active(sub, run.state.z[at], run.state.y[at])
     polished = torch.zeros_like(candidates)
     for r in range(s.polish_rounds):
-        p = polish_on(sub, upper, lower, mu, work=work.setdefault("polish", {}))
+        p = polish_on(sub, upper, lower, mu, work=work.setdefault("polish", {}), schur=schur)
         work["polish_factorizations"] = work.get("polish_factorizations", 0) + len(at)
         res = Residuals.of(sub, State(p.x, p.z, p.y), p.Ax)
         e_p, e_d = res.tolerances(s.eps_abs, s.eps_rel)
@@ -368,7 +372,10 @@ def _polish(run: Running, candidates: torch.Tensor, s: Settings, work: dict,
             good = at[ok]
             run.state.x[good], run.state.z[good], run.state.y[good] = p.x[ok], p.z[ok], p.y[ok]
             polished[good] = True
-            factors.put(run.index[good], p.lin.factor_rows(len(ok))[ok], p.active[ok])
+            if isinstance(p.lin, SchurFactor):
+                factors.put(run.index[good], p.lin.select(ok), p.active[ok])
+            else:
+                factors.put(run.index[good], p.lin.factor_rows(len(ok))[ok], p.active[ok])
         left = ~ok
         if r + 1 == s.polish_rounds or not bool(left.any()):
             break

@@ -8,6 +8,13 @@ K̃ = [[P + δI, A_Sᵀ], [A_S, −δI]] reduces to the n × n Cholesky of P + �
 own factorization with ρ = 1/δ on S and 0 elsewhere, so it reuses LinearSystem and its buffers),
 and iterative refinement against K removes the δ. Cheaper than a dense (n + m) LU of K per
 problem, and the same code for a shared and a per-problem A.
+
+When P and A are shared by the batch and P is definite (`Schur.of`), the system is solved by
+its Schur complement instead (beyond the papers: a standard reduction, e.g. Nocedal & Wright,
+"Numerical Optimization", §16.2): P's factor, H = P⁻¹Aᵀ and the Gram matrix G = A P⁻¹ Aᵀ
+(m × m) are formed once and cached across calls, and each problem only gathers the principal
+submatrix G[S, S] of its active rows and factors that |S| × |S| matrix — no n × n matrix is
+formed or factored per problem.
 """
 
 from __future__ import annotations
@@ -30,13 +37,23 @@ def delta_for(dtype: torch.dtype) -> float:
 
 def solve_active(qp: QPBatch, active: torch.Tensor, r1: torch.Tensor, r2: torch.Tensor,
                  rounds: int, work: dict | None = None, stop_at_rounding: bool = False,
-                 lin: LinearSystem | None = None,
-                 ) -> tuple[torch.Tensor, torch.Tensor, LinearSystem]:
+                 lin: LinearSystem | SchurFactor | None = None, schur: Schur | None = None,
+                 ) -> tuple[torch.Tensor, torch.Tensor, LinearSystem | SchurFactor]:
     """(u, v) with Pu + Aᵀv = r₁ and A_S u = r₂ on S, v = 0 off S (`active`: (B, m) bool; r₂
-    is read on S only), and the factorization it used. `rounds` refinement rounds at most; with
-    `stop_at_rounding`, fewer once the residual is at rounding level (one device sync a round).
-    `work`: LinearSystem's buffers (outside autograd); `lin`: a factorization for these rows
-    made earlier (by polishing)."""
+    is read on S only), and the factorization it used (None on the Schur path). `rounds`
+    refinement rounds at most; with `stop_at_rounding`, fewer once the residual is at rounding
+    level (one device sync a round). `work`: LinearSystem's buffers (outside autograd); `lin`: a
+    factorization for these rows made earlier (by polishing); `schur`: the batch's shared
+    Schur data (`Schur.of`), which solves on the active rows' Gram submatrix instead (in
+    float64 without refinement: its δ is negligible)."""
+    if schur is not None:
+        if schur.exact:  # δ is negligible (float64): a refinement round would change nothing
+            rounds = 1
+        u, v, f = schur.solve(qp, active, r1, r2, rounds, stop_at_rounding,
+                              lin if isinstance(lin, SchurFactor) else None)
+        if u is not None:
+            return u, v, f
+        lin = None
     D = active.to(r1.dtype)
     delta = delta_for(r1.dtype)
     lin = lin if lin is not None else LinearSystem(qp, D / delta, delta, work)
@@ -56,6 +73,173 @@ def solve_active(qp: QPBatch, active: torch.Tensor, r1: torch.Tensor, r2: torch.
         u = u + du
         v = v + D * (qp.Ax(du) - e2) / delta
     return u, v, lin
+
+
+def _at_rounding(e1, e2, r1, Pu, ATv) -> bool:
+    floor = 100 * torch.finfo(r1.dtype).eps
+    return bool(torch.maximum(e1.abs().amax(), e2.abs().amax()) <= floor
+                * torch.stack([r1.abs().amax(), Pu.abs().amax(), ATv.abs().amax()]).amax())
+
+
+# the largest condition number of P the Schur path takes (its solves with P⁻¹ lose about
+# cond(P)·eps, which refinement against P itself then removes)
+SCHUR_COND = {torch.float64: 1e10, torch.float32: 1e4}
+SCHUR_DELTA = {torch.float64: 1e-12, torch.float32: 1e-5}  # relative to G's largest diagonal
+
+
+class Schur:
+    """A shared, definite P and a shared A (row-scaled as the solver works on them): P⁻¹,
+    H = P⁻¹Aᵀ (n × m) and G = A P⁻¹ Aᵀ (m × m). The QP on the rows S,
+
+        P u + A_Sᵀ v = r₁,   A_S u = r₂,
+
+    is then (G[S, S] + δI) v_S = A_S P⁻¹ r₁ − r₂ and u = P⁻¹ r₁ − H_S v_S (δ regularizes
+    dependent active rows, as OSQP's −δI block does; refinement against the exact system
+    removes it). Per problem that is a gather of G[S, S] and an |S| × |S| Cholesky, the
+    |S| padded to the batch's largest with identity rows so the batch is one tensor."""
+
+    def __init__(self, P: torch.Tensor, A: torch.Tensor) -> None:
+        self.P, self.A = P, A
+        m = A.shape[0]
+        L = torch.linalg.cholesky(P)
+        self.Pinv = torch.cholesky_inverse(L)
+        self.H = self.Pinv @ A.T  # (n, m)
+        G = A @ self.H
+        # δ: a dependent set of active rows still factors; small next to G's diagonal, so a
+        # solve without refinement is already exact to ~δ|v| on the active rows
+        self.delta = SCHUR_DELTA.get(P.dtype, SCHUR_DELTA[torch.float32]) * float(
+            G.diagonal().amax())
+        # G + δI, then an identity block: a problem with fewer active rows than the batch's
+        # most pads with indices m + j, which gather identity rows (no masking of k × k)
+        self.G = torch.eye(2 * m, dtype=P.dtype, device=P.device)
+        self.G[:m, :m] = 0.5 * (G + G.T) + self.delta * torch.eye(m, dtype=P.dtype,
+                                                                  device=P.device)
+        self.exact = P.dtype == torch.float64
+
+    @classmethod
+    def of(cls, qp: QPBatch, work: dict | None) -> Schur | None:
+        """The Schur data for the batch's shared P and A (remembered in `work` while they stay
+        the same), or None: P or A per problem, or P not definite enough (then the
+        reduced-KKT path)."""
+        if not qp.shared or work is None:
+            return None
+        cached = work.get("schur")
+        if cached is not None and cached[0] is not None:
+            P, A = cached[0].P, cached[0].A
+        elif cached is not None:
+            P, A = cached[1], cached[2]
+        if cached is not None and _same(P, qp.P) and _same(A, qp.A):
+            return cached[0]
+        ev = torch.linalg.eigvalsh(qp.P)
+        limit = SCHUR_COND.get(qp.P.dtype, SCHUR_COND[torch.float32])
+        ok = bool(ev[0] > 0) and bool(ev[-1] <= limit * ev[0])
+        found = cls(qp.P, qp.A) if ok else None
+        work["schur"] = (found, qp.P, qp.A)
+        return found
+
+    def factor(self, active: torch.Tensor) -> SchurFactor | None:
+        """The Cholesky factors of G[S, S] + δI for each problem's rows S (`active`: (B, m)),
+        padded to the batch's largest |S|; None if one isn't numerically definite."""
+        B, m = active.shape
+        counts = active.sum(-1)
+        k = max(int(counts.max()), 1)
+        # the active rows first (topk of the mask: half an argsort's cost), then padding:
+        # slots past a problem's |S| take indices m + j, G's identity block
+        idx = torch.topk(active.to(torch.int8), k, dim=-1).indices
+        pos = torch.arange(k, device=active.device)
+        valid = pos < counts.unsqueeze(-1)
+        ext = torch.where(valid, idx, m + pos)
+        flat = (ext.unsqueeze(-1) * (2 * m) + ext.unsqueeze(-2)).view(-1)
+        Gs = self.G.view(-1).index_select(0, flat).view(B, k, k)  # G[S, S] + δI, padded
+        L, info = torch.linalg.cholesky_ex(Gs)
+        if bool(info.any()):
+            return None
+        return SchurFactor(ext, valid.to(self.G.dtype), L)
+
+    def solve(self, qp: QPBatch, active: torch.Tensor | None, r1: torch.Tensor,
+              r2: torch.Tensor, rounds: int, stop_at_rounding: bool = False,
+              factor: SchurFactor | None = None,
+              ) -> tuple[torch.Tensor | None, torch.Tensor | None, SchurFactor | None]:
+        """(u, v) as `solve_active` defines them, and the factor used (`factor`: one made
+        earlier for these rows); (None, None, None) if a Gram submatrix isn't numerically
+        definite (the caller then takes the reduced-KKT path)."""
+        f = factor if factor is not None else self.factor(active)
+        if f is None:
+            return None, None, None
+        m = r2.shape[1]
+        idx = f.ext.clamp(max=m - 1)  # gathers: padding slots read row m − 1, masked by valid
+        validf, L = f.valid, f.L
+        zeros = r2.new_zeros(r2.shape[0], m + f.ext.shape[1])
+
+        def inner(e1, e2S):  # a solve with the δ-regularized system; v over all m rows
+            rS = (torch.gather(e1 @ self.H, 1, idx) - e2S) * validf
+            w = torch.linalg.solve_triangular(L, rS.unsqueeze(-1), upper=False)
+            vS = torch.linalg.solve_triangular(L.mT, w, upper=True).squeeze(-1)
+            v = zeros.scatter(1, f.ext, vS)[:, :m]  # padding lands past m
+            return torch.addmm(e1 @ self.Pinv, v, self.H.T, alpha=-1), v
+
+        r2S = torch.gather(r2, 1, idx) * validf
+        u, v = inner(r1, r2S)
+        for _ in range(rounds - 1):
+            Pu, ATv = qp.Px(u), v @ self.A
+            e1 = r1 - Pu - ATv
+            e2 = r2S - torch.gather(u @ self.A.T, 1, idx) * validf
+            if stop_at_rounding and _at_rounding(e1, e2, r1, Pu, ATv):
+                break
+            du, dv = inner(e1, e2)
+            u, v = u + du, v + dv
+        return u, v, f
+
+
+class SchurFactor(NamedTuple):
+    """Factors of G[S, S] + δI for a batch: each problem's rows S in its slots (`ext`, m + j
+    on padding slots), which slots are real (`valid`, 0/1), and the Cholesky factors."""
+
+    ext: torch.Tensor  # (B, k) long
+    valid: torch.Tensor  # (B, k)
+    L: torch.Tensor  # (B, k, k)
+
+    def select(self, keep: torch.Tensor) -> SchurFactor:
+        return SchurFactor(self.ext[keep], self.valid[keep], self.L[keep])
+
+
+class SchurFactors:
+    """The factors polishing ended with on the Schur path, per problem of a batch, and their
+    rows: the backward solves the same system when its active rows are these (then it
+    factors nothing). Kept as the pieces each polishing round left, assembled on lookup."""
+
+    def __init__(self, batch: int, m: int, like: torch.Tensor) -> None:
+        self.batch, self.m = batch, m
+        self.active = torch.zeros(batch, m, dtype=torch.bool, device=like.device)
+        self.have = torch.zeros(batch, dtype=torch.bool, device=like.device)
+        self.pieces: list[tuple[torch.Tensor, SchurFactor]] = []
+
+    def put(self, at: torch.Tensor, factor: SchurFactor, active: torch.Tensor) -> None:
+        self.active[at], self.have[at] = active, True
+        self.pieces.append((at, factor))
+
+    def lookup(self, active: torch.Tensor, work: dict | None = None) -> SchurFactor | None:
+        if not bool(self.have.all()) or not torch.equal(active, self.active):
+            return None
+        k = max(f.ext.shape[1] for _, f in self.pieces)
+        L0 = self.pieces[0][1].L
+        pos = torch.arange(k, device=L0.device)
+        ext = (self.m + pos).expand(self.batch, k).clone()
+        valid = L0.new_zeros(self.batch, k)
+        L = torch.eye(k, dtype=L0.dtype, device=L0.device).repeat(self.batch, 1, 1)
+        for at, f in self.pieces:  # a later piece for a problem overwrites an earlier one
+            j = f.ext.shape[1]
+            ext[at, :j], valid[at, :j], L[at, :j, :j] = f.ext, f.valid, f.L
+            if j < k:  # the rest of a re-polished problem's slots: padding again
+                ext[at, j:], valid[at, j:] = self.m + pos[j:], 0.0
+                L[at, j:, :] = torch.eye(k, dtype=L.dtype, device=L.device)[j:]
+                L[at, :j, j:] = 0.0
+        return SchurFactor(ext, valid, L)
+
+
+def _same(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return a is b or (a.shape == b.shape and a.dtype == b.dtype and a.device == b.device
+                      and torch.equal(a, b))
 
 
 class Factors:
@@ -108,20 +292,22 @@ class Polished(NamedTuple):
     y_raw: torch.Tensor
     Ax: torch.Tensor
     active: torch.Tensor
-    lin: LinearSystem
+    lin: LinearSystem | SchurFactor
 
 
 def polish_on(qp: QPBatch, upper: torch.Tensor, lower: torch.Tensor, mu: torch.Tensor,
-              rounds: int = 2, work: dict | None = None) -> Polished:
+              rounds: int = 2, work: dict | None = None, schur: Schur | None = None,
+              ) -> Polished:
     """OSQP's solution polishing (Stellato et al. 2020, §4.2): solve the QP with the rows
     `upper` held at their upper bound, `lower` at their lower one and every equality row, and
     nothing else. z is the bound on those rows and Ax clipped elsewhere, so OSQP's residual
     test on (x, z, y) decides whether the guess was right (a wrong dual sign or a violated
-    inactive row shows up as a residual). A right guess gives a point exact to rounding."""
+    inactive row shows up as a residual). A right guess gives a point exact to rounding.
+    `schur`: solve on the active rows' Gram submatrix (then `lin` is a SchurFactor)."""
     eq = qp.lo == qp.hi
     active = upper | lower | eq
     b = torch.where(active, torch.where(lower, qp.lo, qp.hi), 0.0)
-    x, y_raw, lin = solve_active(qp, active, -qp.q, b, rounds, work)
+    x, y_raw, lin = solve_active(qp, active, -qp.q, b, rounds, work, schur=schur)
     zero = torch.zeros_like(mu)
     y = torch.clamp(y_raw, torch.where(lower | eq, -mu, zero), torch.where(upper | eq, mu, zero))
     Ax = qp.Ax(x)

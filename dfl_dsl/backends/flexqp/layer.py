@@ -22,7 +22,7 @@ from torch import nn
 from ...errors import DflError
 from .admm import Settings, State, initial_params, solve, step
 from .forms import DenseForm
-from .kkt import Factors, solve_active
+from .kkt import Factors, Schur, SchurFactors, solve_active
 from .linsys import LinearSystem
 from .problem import QPBatch
 
@@ -37,16 +37,17 @@ def active_rows(qp: QPBatch, x: torch.Tensor, y: torch.Tensor, tol: float) -> tu
 
 def kkt_gradients(qp: QPBatch, x: torch.Tensor, y: torch.Tensor, g: torch.Tensor, tol: float,
                   refine: int = 6, wanted: tuple[str, ...] = ("P", "q", "A", "lo", "hi"),
-                  work: dict | None = None, factors: Factors | None = None,
+                  work: dict | None = None, factors: Factors | SchurFactors | None = None,
                   ) -> dict[str, torch.Tensor]:
     """∂L/∂(P, q, A, lo, hi) (those `wanted`) from ∂L/∂x = g: K [u; v] = [g; 0] on the active
     rows (`kkt.solve_active`, refined until the residual is at rounding level — two or three
     rounds in float64 — and at most `refine` rounds). `work`: LinearSystem's buffers (outside
     autograd); `factors`: polishing's factorizations, used when their rows are these."""
     active, upper = active_rows(qp, x, y, tol)
+    schur = Schur.of(qp, work)
     lin = factors.lookup(active, work) if factors is not None else None
     u, v, _ = solve_active(qp, active, g, torch.zeros_like(y), refine, work,
-                           stop_at_rounding=True, lin=lin)
+                           stop_at_rounding=True, lin=lin, schur=schur)
     grads = {"q": -u, "lo": torch.where(upper, 0.0, v), "hi": torch.where(upper, v, 0.0)}
     if "A" in wanted:
         grads["A"] = -(y.unsqueeze(-1) * u.unsqueeze(1) + v.unsqueeze(-1) * x.unsqueeze(1))

@@ -52,7 +52,9 @@ def test_gradients_agree_with_cvxpylayers_on_a_random_qp():
     assert _relative(g_ours, q.grad) < 1e-4
 
 
-def test_the_backward_reuses_polishing_factorizations_and_gets_the_same_gradients():
+@pytest.mark.parametrize("schur", [True, False])
+def test_the_backward_reuses_polishing_factorizations_and_gets_the_same_gradients(schur):
+    # shared, definite P: the Schur path (G[S, S] factors); without it, the reduced KKT's
     from dfl_dsl.backends.flexqp import kkt
 
     inst = bind(QP_Q, _random_qp(6, n=10, m=16))
@@ -60,22 +62,51 @@ def test_the_backward_reuses_polishing_factorizations_and_gets_the_same_gradient
     q = torch.as_tensor(rng.standard_normal((5, 10)))
     w = torch.as_tensor(rng.standard_normal((5, 10)))
     grads, hits = [], []
-    lookup = kkt.Factors.lookup
+    store = kkt.SchurFactors if schur else kkt.Factors
+    lookup, of = store.lookup, kkt.Schur.of
     for reuse in (True, False):
-        def spy(self, active, work, reuse=reuse):
+        def spy(self, active, work=None, reuse=reuse):
             found = lookup(self, active, work) if reuse else None
             hits.append(found is not None)
             return found
 
-        kkt.Factors.lookup = spy
+        store.lookup = spy
+        if not schur:
+            kkt.Schur.of = classmethod(lambda cls, qp, work: None)
         try:
             qq = q.clone().requires_grad_()
             (inst.layer("flexqp", eps=1e-6)(qq) * w).sum().backward()
         finally:
-            kkt.Factors.lookup = lookup
+            store.lookup, kkt.Schur.of = lookup, of
         grads.append(qq.grad)
     assert hits == [True, False]
     assert _relative(grads[0], grads[1]) < 1e-10
+
+
+def test_the_schur_path_matches_the_reduced_kkt_path():
+    # polishing and the backward on G[S, S] (shared definite P) against the n × n reduced KKT
+    from dfl_dsl.backends.flexqp import kkt
+
+    inst = bind(QP_Q, _random_qp(8, n=12, m=20))
+    rng = np.random.default_rng(9)
+    q = torch.as_tensor(rng.standard_normal((6, 12)))
+    w = torch.as_tensor(rng.standard_normal((6, 12)))
+    out = []
+    of = kkt.Schur.of
+    for schur in (True, False):
+        if not schur:
+            kkt.Schur.of = classmethod(lambda cls, qp, work: None)
+        try:
+            layer = inst.layer("flexqp", eps=1e-6)
+            qq = q.clone().requires_grad_()
+            x = layer(qq)
+            (x * w).sum().backward()
+        finally:
+            kkt.Schur.of = of
+        assert layer.last_result.extra["polished"] > 0
+        out.append((x.detach(), qq.grad))
+    assert _relative(out[0][0], out[1][0]) < 1e-8
+    assert _relative(out[0][1], out[1][1]) < 1e-8
 
 
 def _finite_difference(layer, theta: torch.Tensor, w: torch.Tensor, h: float = 1e-5):
