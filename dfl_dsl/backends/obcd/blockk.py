@@ -31,7 +31,8 @@ import torch
 
 from ...errors import DflError
 
-PROX_STEPS = 6
+PROX_STEPS = 6  # dual FISTA iterations per block step; the solver doubles them on a stall
+MAX_PROX_STEPS = 48
 STEP_SCALES = (2.0, 1.0, 0.5, 0.25, 0.125, 0.0625)
 
 
@@ -60,7 +61,7 @@ def _skew(vec: torch.Tensor, i, j, k: int) -> torch.Tensor:
     return omega
 
 
-def _tangent_prox(Z, grad, L, l1: float, project) -> torch.Tensor:
+def _tangent_prox(Z, grad, L, l1: float, project, steps: int = PROX_STEPS) -> torch.Tensor:
     """E = argmin_{E ∈ T} <grad, E> + (L/2)‖E‖² + λ₁‖Z + E‖₁ over the tangent space T
     (orthogonal projector `project`), by FISTA on the dual: with u(z) = Z + P(c − Z − z),
     c = Z − grad/L, the dual of the L1 term is maximized over the box |z| <= λ₁/L, ∇ = u(z),
@@ -71,7 +72,7 @@ def _tangent_prox(Z, grad, L, l1: float, project) -> torch.Tensor:
         return base
     z = torch.zeros_like(Z)
     y, t = z, 1.0
-    for _ in range(PROX_STEPS):
+    for _ in range(steps):
         z_next = torch.minimum(torch.maximum(y + Z + base - project(y), -tau), tau)
         t_next = 0.5 * (1.0 + (1.0 + 4.0 * t * t) ** 0.5)
         y = z_next + ((t - 1.0) / t_next) * (z_next - z)
@@ -79,7 +80,7 @@ def _tangent_prox(Z, grad, L, l1: float, project) -> torch.Tensor:
     return base - project(z)
 
 
-def _prox_direction(Y, grad, L, l1: float) -> torch.Tensor:
+def _prox_direction(Y, grad, L, l1: float, steps: int = PROX_STEPS) -> torch.Tensor:
     """k < r: Ω (B, k, k) skew with ΩY the tangent proximal step. The projection onto {ΩY} is
     least squares in Ω's upper triangle: <E_ij Y, E> = (EYᵀ)_ij − (EYᵀ)_ji, and the normal
     matrix comes from YYᵀ (`_gram_map`; lightly regularized, as it is singular when k > r + 1)."""
@@ -97,7 +98,7 @@ def _prox_direction(Y, grad, L, l1: float) -> torch.Tensor:
         A = E @ Y.transpose(1, 2)
         return (Ginv @ (A - A.transpose(1, 2)).reshape(count, k * k)[:, upper, None])[..., 0]
 
-    E = _tangent_prox(Y, grad, L, l1, lambda E: _skew(coefficients(E), i, j, k) @ Y)
+    E = _tangent_prox(Y, grad, L, l1, lambda E: _skew(coefficients(E), i, j, k) @ Y, steps)
     return _skew(coefficients(E), i, j, k)
 
 
@@ -111,7 +112,7 @@ def _lyapunov(Qw, d, S):
     return Qw @ inner @ Qw.transpose(1, 2)
 
 
-def _stiefel_step(Z, grad, L, l1: float):
+def _stiefel_step(Z, grad, L, l1: float, steps: int = PROX_STEPS):
     """k >= r: the orbit {VZ} is {Y : YᵀY = W}, W = ZᵀZ, whose tangent space at Y is
     {E : YᵀE + EᵀY = 0}, projected onto by E − YΛ with WΛ + ΛW = YᵀE + EᵀY (O(kr²), not
     O(k⁶)). Returns the Cayley curve α ↦ Y(α) through the proximal step's tangent E, in the
@@ -125,7 +126,7 @@ def _stiefel_step(Z, grad, L, l1: float):
         A = Z.transpose(1, 2) @ E
         return E - Z @ _lyapunov(Qw, d, A + A.transpose(1, 2))
 
-    E = _tangent_prox(Z, grad, L, l1, project)
+    E = _tangent_prox(Z, grad, L, l1, project, steps)
     small = d <= 1e-12 * d.amax(-1, keepdim=True)
     root = torch.where(small, torch.zeros_like(d), 1.0 / torch.sqrt(torch.where(small,
                                                                          torch.ones_like(d), d)))
@@ -140,8 +141,10 @@ def _stiefel_step(Z, grad, L, l1: float):
 
 
 def solve_blocks(model, blocks: torch.Tensor, l1: float, l0: float,
-                 nonneg: bool, step: float = 1.0) -> tuple[torch.Tensor, torch.Tensor]:
-    """New rows (B, k, r) and the subproblem change (B,) for blocks (B, k) of row indices."""
+                 nonneg: bool, step: float = 1.0,
+                 prox_steps: int = PROX_STEPS) -> tuple[torch.Tensor, torch.Tensor]:
+    """New rows (B, k, r) and the subproblem change (B,) for blocks (B, k) of row indices;
+    `prox_steps` dual FISTA iterations for the tangent proximal step."""
     if l0 or nonneg:
         raise DflError("blocks of k > 2 rows take h = 0 or λ‖X‖₁; use k = 2 for nnz and X >= 0")
     Z, Gf, M, R = model.block_terms(blocks)
@@ -161,9 +164,9 @@ def solve_blocks(model, blocks: torch.Tensor, l1: float, l0: float,
 
     start = psi(Z)
     if k >= Z.shape[2]:
-        curve = _stiefel_step(Z, Gf, L, l1)
+        curve = _stiefel_step(Z, Gf, L, l1, prox_steps)
     else:
-        omega = _prox_direction(Z, Gf, L, l1)
+        omega = _prox_direction(Z, Gf, L, l1, prox_steps)
 
         def curve(alpha):
             half = 0.5 * alpha * omega

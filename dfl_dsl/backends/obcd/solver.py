@@ -21,8 +21,7 @@ import torch
 
 from ...compile.stiefel import KronQuadratic, StiefelForm
 from ...errors import DflError
-from . import select
-from .blockk import solve_blocks
+from . import blockk, select
 from .model import make_model
 from .pair import h_rows, solve_pairs
 
@@ -143,6 +142,7 @@ def _obcd(form, X0, k, strategy, score, batch, sample, time_limit, max_rounds, t
     history = [(time.perf_counter() - start, F)] if record else []
     rounds = updates = 0
     step = 1.0
+    prox = blockk.PROX_STEPS
     converged = False
     best = None  # (X, F) of the best stalled point, once restarts begin
     left = restarts
@@ -155,10 +155,12 @@ def _obcd(form, X0, k, strategy, score, batch, sample, time_limit, max_rounds, t
             rows, new, delta = _pair_round(form, model, strategy, score, count, sample, rounds,
                                            gen, dev)
         else:
-            rows, new, delta = _block_round(form, model, k, count, gen, dev, step)
+            rows, new, delta = _block_round(form, model, k, count, gen, dev, step, prox)
         F_new, applied = _apply(form, model, rows, new, delta, F, hx, k)
         if k > 2:
             step = _adapt(step, F_new - F, float(delta.sum()))
+            if not applied:  # no block descended: solve the block steps more accurately
+                prox = min(2 * prox, blockk.MAX_PROX_STEPS)
         recent.append(F - F_new)
         F = F_new
         updates += applied
@@ -267,9 +269,9 @@ def _pair_round(form, model, strategy, score, count, sample, round_, gen, dev):
     return rows, new, step.delta
 
 
-def _block_round(form, model, k, count, gen, dev, step):
+def _block_round(form, model, k, count, gen, dev, step, prox):
     perm = torch.randperm(form.n, generator=gen).to(dev)[: k * count].view(count, k)
-    new, delta = solve_blocks(model, perm, form.l1, form.l0, form.nonneg, step)
+    new, delta = blockk.solve_blocks(model, perm, form.l1, form.l0, form.nonneg, step, prox)
     return perm, new, delta
 
 
