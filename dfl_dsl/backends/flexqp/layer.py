@@ -44,6 +44,10 @@ def kkt_gradients(qp: QPBatch, x: torch.Tensor, y: torch.Tensor, g: torch.Tensor
     rounds in float64 — and at most `refine` rounds). `work`: LinearSystem's buffers (outside
     autograd); `factors`: polishing's factorizations, used when their rows are these."""
     active, upper = active_rows(qp, x, y, tol)
+    if factors is not None and bool(factors.have.any()):
+        # a polished problem's rows are the ones its (exact) point was solved on: rows whose
+        # dual is positive but below `tol` stay active, as they are, and its factor serves
+        active = torch.where(factors.have.unsqueeze(-1), factors.active, active)
     schur = Schur.of(qp, work)
     lin = factors.lookup(active, work) if factors is not None else None
     u, v, _ = solve_active(qp, active, g, torch.zeros_like(y), refine, work,
