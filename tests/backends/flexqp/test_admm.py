@@ -46,6 +46,50 @@ def test_polishing_reaches_the_unpolished_solution_in_fewer_iterations():
     assert bool(((polished.y > 0) <= (ax >= qp.hi - 1e-9)).all())
 
 
+def test_the_schur_path_polishes_sooner_and_agrees_with_the_reduced_kkt_path():
+    # shared, definite P: every problem is tried at the second check (cheap Gram-submatrix
+    # rounds); without the Schur path only settled guesses are, on n × n factorizations
+    from dfl_dsl.backends.flexqp import kkt
+
+    qp = _shared(batch=8, n=20, seed=4)
+    settings = Settings(eps_abs=1e-6, eps_rel=1e-6)
+    assert kkt.Schur.of(qp.row_scaled()[0], {}) is not None
+    fast = solve(qp, default_policy(), settings, work={})
+    of = kkt.Schur.of
+    kkt.Schur.of = classmethod(lambda cls, qp, work: None)
+    try:
+        general = solve(qp, default_policy(), settings, work={})
+    finally:
+        kkt.Schur.of = of
+    assert fast.status == general.status == ["optimal"] * qp.batch
+    assert fast.extra["polished"] == general.extra["polished"] == qp.batch
+    assert fast.iterations.sum() < general.iterations.sum()
+    assert int(fast.iterations.min()) == 2 * settings.check_every
+    np.testing.assert_allclose(fast.x, general.x, atol=1e-8)
+
+
+def test_float32_polishes_on_the_schur_path_with_refinement():
+    qp = _shared(batch=8, n=20, seed=4)
+    ref = solve(qp, default_policy(), TIGHT)
+    low = solve(qp.to(torch.float32), default_policy(), Settings(eps_abs=1e-4, eps_rel=1e-4),
+                work={})
+    assert low.status == ["optimal"] * qp.batch and low.extra["polished"] == qp.batch
+    assert float((low.x.double() - ref.x).abs().max()) < 1e-3
+
+
+def test_the_guess_weight_narrows_the_guessed_rows():
+    from dfl_dsl.backends.flexqp.kkt import guess_active
+
+    qp = QPBatch.from_numpy(np.eye(1), [[0.0]], np.eye(3, 1), [-1.0, -1.0, -1.0],
+                            [1.0, 1.0, 1.0])
+    Ax = torch.tensor([[0.9, 0.5, -0.95]], dtype=torch.float64)
+    y = torch.tensor([[0.2, 0.2, -0.2]], dtype=torch.float64)
+    upper, lower = guess_active(qp, Ax, y, 1.0)
+    assert upper.tolist() == [[True, False, False]] and lower.tolist() == [[False, False, True]]
+    upper, lower = guess_active(qp, Ax, y, 0.3)  # 1 − 0.9 > 0.3 · 0.2
+    assert not bool(upper.any()) and lower.tolist() == [[False, False, True]]
+
+
 def test_polishing_leaves_an_infeasible_problem_to_the_relaxation():
     # x <= -1 and x >= 1 (as -x <= -1): no active set is feasible, so no polish passes
     qp = QPBatch.from_numpy(np.eye(1), [[0.0]], [[1.0], [-1.0]], [-np.inf, -np.inf],
