@@ -44,7 +44,9 @@ class Settings:
     eps_abs: float = 1e-6
     eps_rel: float = 1e-6
     max_iter: int = 20_000
-    check_every: int = 6  # residuals are tested every few iterations (fewer device syncs)
+    # residuals are tested every few iterations (fewer device syncs and ops); 6 puts the
+    # second check, where the Schur path polishes everything, after the policy's first update
+    check_every: int = 6
     sigma: float = 1e-6
     rho: float = 0.1  # OSQP's default; equality rows get 1e3 × (OSQP's rule)
     alpha: float = 1.6
@@ -374,7 +376,8 @@ def _polish(run: Running, candidates: torch.Tensor, s: Settings, work: dict,
             factors: Factors | SchurFactors, schur: Schur | None, Ax: torch.Tensor,
             ) -> torch.Tensor | None:
     """Polish the `candidates` from the active rows their iterates show, with up to
-    `polish_rounds` − 1 active-set corrections; a problem whose polished point passes OSQP's
+    `polish_rounds` − 1 (`schur_rounds` − 1 on the Schur path) active-set corrections (a
+    primal-dual active-set method on the guess); a problem whose polished point passes OSQP's
     test takes it as its state (and its factorization goes to `factors`). Returns which
     problems did (None: none).
 
@@ -414,8 +417,9 @@ def _polish(run: Running, candidates: torch.Tensor, s: Settings, work: dict,
             run.state.x[good], run.state.z[good], run.state.y[good] = p.x[ok], p.z[ok], p.y[ok]
             polished[good] = True
             if isinstance(p.lin, SchurFactor):
-                factors.put(run.index[good], p.lin.select(ok), p.active[ok])
-            else:
+                if isinstance(factors, SchurFactors):
+                    factors.put(run.index[good], p.lin.select(ok), p.active[ok])
+            elif isinstance(factors, Factors):  # (not after a fall back from the Schur path)
                 factors.put(run.index[good], p.lin.factor_rows(len(ok))[ok], p.active[ok])
             if last:
                 break

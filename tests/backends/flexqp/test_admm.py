@@ -68,6 +68,21 @@ def test_the_schur_path_polishes_sooner_and_agrees_with_the_reduced_kkt_path():
     np.testing.assert_allclose(fast.x, general.x, atol=1e-8)
 
 
+def test_a_gram_submatrix_that_does_not_factor_falls_back_to_the_reduced_kkt():
+    from dfl_dsl.backends.flexqp import kkt
+
+    qp = _shared(batch=4, n=12, seed=5)
+    factor = kkt.Schur.factor
+    kkt.Schur.factor = lambda self, active: None
+    try:
+        result = solve(qp, default_policy(), Settings(eps_abs=1e-8, eps_rel=1e-8), work={})
+    finally:
+        kkt.Schur.factor = factor
+    ref = solve(qp, default_policy(), TIGHT)
+    assert result.status == ["optimal"] * qp.batch and result.extra["polished"] > 0
+    np.testing.assert_allclose(result.x, ref.x, atol=1e-7)
+
+
 def test_float32_polishes_on_the_schur_path_with_refinement():
     qp = _shared(batch=8, n=20, seed=4)
     ref = solve(qp, default_policy(), TIGHT)
