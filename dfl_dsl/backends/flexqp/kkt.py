@@ -233,9 +233,11 @@ class SchurFactors:
 
     def _grow(self, k: int, like: torch.Tensor) -> None:
         old = self.factor
-        K = k if old is None else max(k, old.ext.shape[1])
-        if old is not None and K == old.ext.shape[1]:
+        if old is not None and k <= old.ext.shape[1]:
             return
+        K = -(-k // 8) * 8  # rounded up: later pieces are rarely larger by more
+        if old is not None:
+            K = max(K, old.ext.shape[1])
         pos = torch.arange(K, device=like.device)
         L = like.new_zeros(self.batch, K, K)
         L.diagonal(dim1=-2, dim2=-1).fill_(1.0)
