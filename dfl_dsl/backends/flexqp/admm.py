@@ -197,13 +197,14 @@ class Running:
     last_violation: torch.Tensor
     guess: torch.Tensor | None = None  # (B, m) int8 active-row guess at the last check
     tried: torch.Tensor | None = None  # (B,) polished once without success
+    warm: bool = False  # started from an earlier solution (its first guess is worth a try)
 
     def select(self, keep: torch.Tensor) -> Running:
         return Running(self.qp.select(keep), self.state.select(keep), self.params.select(keep),
                        self.lin.select(keep) if self.lin is not None else None,
                        self.index[keep], self.last_violation[keep],
                        self.guess[keep] if self.guess is not None else None,
-                       self.tried[keep] if self.tried is not None else None)
+                       self.tried[keep] if self.tried is not None else None, self.warm)
 
 
 @dataclass
@@ -258,7 +259,8 @@ def solve(qp: QPBatch, policy=None, settings: Settings | None = None,
         params = policy.initial(full, params)
     work = {} if work is None else work
     run = Running(full, state, params, None, torch.arange(qp.batch, device=qp.q.device),
-                  torch.full((qp.batch,), float("inf"), dtype=qp.q.dtype, device=qp.q.device))
+                  torch.full((qp.batch,), float("inf"), dtype=qp.q.dtype, device=qp.q.device),
+                  warm=warm is not None)
     out = Outcome.empty(state, params.mu, s.max_iter)
     schur = Schur.of(full, work) if s.polish else None
     if s.polish:
@@ -321,8 +323,9 @@ def _check(run: Running, res: Residuals, out: Outcome, it: int, adaptive: bool,
             run.lin = None
         p.mu_free = p.mu_free & ~pinned
     if s.polish:
+        first = run.guess is None  # a warm start's first try doesn't use up the eager one
         polished = _polish(run, _settling(run, conv, pinned, s, res.Ax, schur is not None),
-                           s, work, out.factors, schur, res.Ax)
+                           s, work, out.factors, schur, res.Ax, mark=not first)
         if polished is not None:  # exact on its active rows: nothing violated
             conv = conv | polished
             violated = violated & ~polished.unsqueeze(-1)
@@ -358,14 +361,17 @@ def _settling(run: Running, conv: torch.Tensor, pinned: torch.Tensor | None,
     work: polishing finds feasible points only), and a guess of the active rows that changed in
     at most `polish_changes` rows since the last check (a guess still moving is rarely right,
     and every attempt costs a factorization) — or, when `eager` (cheap rounds), any problem
-    not tried yet, from the second check on."""
+    not tried yet, from the second check on (from the first when warm-started)."""
     upper, lower = guess_active(run.qp, Ax, run.state.y, s.guess_weight)
     guess = upper.to(torch.int8) - lower.to(torch.int8)
     if run.guess is None:
         run.guess = guess
-        return torch.zeros_like(conv)
-    settling = (guess != run.guess).sum(-1) <= s.polish_changes
-    run.guess = guess
+        if not (eager and run.warm):
+            return torch.zeros_like(conv)
+        settling = torch.ones_like(conv)  # warm-started: its first guess is a good one
+    else:
+        settling = (guess != run.guess).sum(-1) <= s.polish_changes
+        run.guess = guess
     if eager:
         settling = settling | (~run.tried if run.tried is not None else True)
     settling = settling & ~conv
@@ -374,7 +380,7 @@ def _settling(run: Running, conv: torch.Tensor, pinned: torch.Tensor | None,
 
 def _polish(run: Running, candidates: torch.Tensor, s: Settings, work: dict,
             factors: Factors | SchurFactors, schur: Schur | None, Ax: torch.Tensor,
-            ) -> torch.Tensor | None:
+            mark: bool = True) -> torch.Tensor | None:
     """Polish the `candidates` from the active rows their iterates show, with up to
     `polish_rounds` − 1 (`schur_rounds` − 1 on the Schur path) active-set corrections (a
     primal-dual active-set method on the guess); a problem whose polished point passes OSQP's
@@ -395,8 +401,9 @@ def _polish(run: Running, candidates: torch.Tensor, s: Settings, work: dict,
     fast = (SchurPolish(schur, sub, mu, s.eps_abs, s.eps_rel)
             if schur is not None and schur.exact else None)
     rounds = s.schur_rounds if schur is not None else s.polish_rounds
-    tried = run.tried if run.tried is not None else torch.zeros_like(candidates)
-    run.tried = tried.index_fill_(0, at, True)  # those that pass leave the batch anyway
+    if mark:  # tried (those that pass leave the batch anyway)
+        tried = run.tried if run.tried is not None else torch.zeros_like(candidates)
+        run.tried = tried.index_fill_(0, at, True)
     for r in range(rounds):
         got = fast.round(upper, lower) if fast is not None else None
         if got is not None:

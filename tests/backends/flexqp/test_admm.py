@@ -83,6 +83,18 @@ def test_a_gram_submatrix_that_does_not_factor_falls_back_to_the_reduced_kkt():
     np.testing.assert_allclose(result.x, ref.x, atol=1e-7)
 
 
+def test_a_warm_started_batch_is_polished_at_the_first_check_on_the_schur_path():
+    qp = _shared(batch=8, n=20, seed=4)
+    settings = Settings(eps_abs=1e-6, eps_rel=1e-6)
+    cold = solve(qp, default_policy(), settings, work={})
+    nudged = QPBatch(qp.P, qp.q + 1e-3, qp.A, qp.lo, qp.hi)
+    again = solve(nudged, default_policy(), settings, State(cold.x, cold.z, cold.y), work={})
+    assert again.status == ["optimal"] * qp.batch and again.extra["polished"] == qp.batch
+    assert again.iterations.tolist() == [settings.check_every] * qp.batch
+    fresh = solve(nudged, default_policy(), TIGHT)
+    np.testing.assert_allclose(again.x, fresh.x, atol=1e-8)
+
+
 def test_float32_polishes_on_the_schur_path_with_refinement():
     qp = _shared(batch=8, n=20, seed=4)
     ref = solve(qp, default_policy(), TIGHT)
