@@ -61,7 +61,7 @@ class _Lowering:
         rows = p.rows
         n, nt = self.cols.n, self.cols.n_theta
         expr = ax @ self.x + const
-        if bt.nnz:
+        if bt is not None and bt.nnz:
             expr = expr + bt @ self.theta
         if len(bil[0]):
             t = len(bil[0])

@@ -113,11 +113,11 @@ class _Columns:
 
 
 def _split(poly: Poly, cols: _Columns, what: str):
-    """Blocks of a Poly: constant, x-linear (rows × n CSR), θ-linear (rows × nθ CSR), θ·x
-    bilinear and x·x quadratic (COO tuples)."""
+    """Blocks of a Poly: constant, x-linear (rows × n CSR), θ-linear (rows × nθ CSR; None
+    when the model has no θ), θ·x bilinear and x·x quadratic (COO tuples)."""
     lin = poly.lin
     if cols.identity:
-        ax, bt = lin, sp.csr_array((poly.rows, 0))
+        ax, bt = lin, None
     else:
         ax, bt = lin[:, cols.x_cols], lin[:, cols.theta_cols]
     empty = np.zeros(0, dtype=np.int64)
@@ -149,7 +149,7 @@ def assemble(bridged: Bridged, inst, *, label_rows: bool = False) -> LinearForm:
     const, ax, bt, bil, quad = _split(bridged.objective, cols, "the objective")
     c = np.asarray(ax.sum(axis=0)).ravel() * sign
     c0 = float(const.sum()) * sign
-    c0_theta = np.asarray(bt.sum(axis=0)).ravel() * sign
+    c0_theta = np.zeros(0) if bt is None else np.asarray(bt.sum(axis=0)).ravel() * sign
     c_theta = sp.csr_array((bil[3] * sign, (bil[1], bil[2])), shape=(n, nt))
     P = None
     if len(quad[0]):
@@ -188,7 +188,7 @@ def assemble(bridged: Bridged, inst, *, label_rows: bool = False) -> LinearForm:
         at += k
 
     A = _stack_rows(A_parts, n)
-    row_theta = _stack_rows(R_parts, nt)
+    row_theta = sp.csr_array((m, 0)) if cols.identity else _stack_rows(R_parts, nt)
     a_theta = tuple(np.concatenate([p[i] for p in at_parts]) if at_parts else np.zeros(0)
                     for i in range(4))
     a_theta = (a_theta[0].astype(np.int64), a_theta[1].astype(np.int64),

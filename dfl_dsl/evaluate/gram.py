@@ -126,7 +126,7 @@ def _worth_dense(rows, cols, sparse_cost):
 def canonical(m) -> sp.csr_array:
     """m as CSR with sorted, summed entries; a copy when that needs work (sum_duplicates runs
     in place, and m's arrays may be shared by a cached value)."""
-    out = sp.csr_array(m)
+    out = m if type(m) is sp.csr_array else sp.csr_array(m)  # no re-validation of a CSR
     if not out.has_canonical_format:
         out = out.copy()
         out.sum_duplicates()
