@@ -273,11 +273,15 @@ def test_block_step_is_tangent_and_its_curve_stays_on_the_orbit(l1):
     Z = torch.randn(4, 12, 5, dtype=T, generator=g)
     grad = torch.randn(4, 12, 5, dtype=T, generator=g)
     L = torch.full((4,), 3.0, dtype=T)
-    curve = blockk._stiefel_step(Z, grad, L, l1)
+    U, curve = blockk._stiefel_step(Z, grad, L, l1)  # α (S,) -> w, Y(α_s) = Z + U·w[:, :, s]
+
+    def move(alpha):
+        return U @ curve(torch.tensor([alpha], dtype=T))[:, :, 0]
+
     for alpha in (0.1, 1.0, 2.0):
-        Y = curve(alpha)
+        Y = Z + move(alpha)
         assert torch.allclose(Y.transpose(1, 2) @ Y, Z.transpose(1, 2) @ Z, atol=1e-12)
-    E = (curve(1e-6) - Z) / 1e-6  # the curve's tangent: ZᵀE skew
+    E = move(1e-6) / 1e-6  # the curve's tangent: ZᵀE skew
     assert (Z.transpose(1, 2) @ E + E.transpose(1, 2) @ Z).abs().max() < 1e-4
     i, j, Tm = blockk._gram_map(6)  # the normal matrix of ω ↦ ΩY, read off YYᵀ
     Y = torch.randn(2, 6, 5, dtype=T, generator=g)

@@ -30,6 +30,7 @@ from functools import cache
 import torch
 
 from ...errors import DflError
+from .kernels import matmul as mm
 
 PROX_STEPS = 6  # dual FISTA iterations per block step; the solver doubles them on a stall
 MAX_PROX_STEPS = 48
@@ -61,23 +62,27 @@ def _skew(vec: torch.Tensor, i, j, k: int) -> torch.Tensor:
     return omega
 
 
-def _tangent_prox(Z, grad, L, l1: float, project, steps: int = PROX_STEPS) -> torch.Tensor:
-    """E = argmin_{E ∈ T} <grad, E> + (L/2)‖E‖² + λ₁‖Z + E‖₁ over the tangent space T
-    (orthogonal projector `project`), by FISTA on the dual: with u(z) = Z + P(c − Z − z),
-    c = Z − grad/L, the dual of the L1 term is maximized over the box |z| <= λ₁/L, ∇ = u(z),
-    Lipschitz 1 (P is a projection); E = u(z) − Z lies in T exactly at every iterate."""
-    tau = (l1 / L)[:, None, None]
-    base = project(-grad / L[:, None, None])
+def _tangent_prox(Z, grad, L, l1: float, normal, steps: int = PROX_STEPS) -> torch.Tensor:
+    """E = argmin_{E ∈ T} <grad, E> + (L/2)‖E‖² + λ₁‖Z + E‖₁ over the tangent space T, given
+    `normal` = I − P (P the orthogonal projector onto T), by FISTA on the dual: with
+    u(z) = Z + P(c − Z − z), c = Z − grad/L, the dual of the L1 term is maximized over the box
+    |z| <= λ₁/L, ∇ = u(z), Lipschitz 1 (P is a projection); E = u(z) − Z lies in T exactly at
+    every iterate. A dual step is z ← clip(y + u(y)) = clip(Z + P(c − Z) + (I − P)y), one
+    application of I − P per iteration and a handful of fused kernels."""
+    scaled = -grad / L[:, None, None]
+    base = scaled - normal(scaled)  # P(c − Z)
     if not l1:
         return base
+    tau = (l1 / L)[:, None, None]
+    shift = Z + base
     z = torch.zeros_like(Z)
     y, t = z, 1.0
     for _ in range(steps):
-        z_next = torch.minimum(torch.maximum(y + Z + base - project(y), -tau), tau)
+        z_next = torch.clamp(shift + normal(y), -tau, tau)
         t_next = 0.5 * (1.0 + (1.0 + 4.0 * t * t) ** 0.5)
-        y = z_next + ((t - 1.0) / t_next) * (z_next - z)
+        y = torch.add(z_next, z_next - z, alpha=(t - 1.0) / t_next)
         z, t = z_next, t_next
-    return base - project(z)
+    return base - z + normal(z)
 
 
 def _prox_direction(Y, grad, L, l1: float, steps: int = PROX_STEPS) -> torch.Tensor:
@@ -98,46 +103,49 @@ def _prox_direction(Y, grad, L, l1: float, steps: int = PROX_STEPS) -> torch.Ten
         A = E @ Y.transpose(1, 2)
         return (Ginv @ (A - A.transpose(1, 2)).reshape(count, k * k)[:, upper, None])[..., 0]
 
-    E = _tangent_prox(Y, grad, L, l1, lambda E: _skew(coefficients(E), i, j, k) @ Y, steps)
+    E = _tangent_prox(Y, grad, L, l1, lambda E: E - _skew(coefficients(E), i, j, k) @ Y, steps)
     return _skew(coefficients(E), i, j, k)
-
-
-def _lyapunov(Qw, d, S):
-    """Λ with WΛ + ΛW = S, W = Qw diag(d) Qwᵀ (pseudo-inverse where d_i + d_j ≈ 0)."""
-    den = d[:, :, None] + d[:, None, :]
-    keep = den > 1e-12 * d.amax(-1, keepdim=True)[..., None]
-    inner = Qw.transpose(1, 2) @ S @ Qw
-    inner = torch.where(keep, inner / torch.where(keep, den, torch.ones_like(den)),
-                        torch.zeros_like(inner))
-    return Qw @ inner @ Qw.transpose(1, 2)
 
 
 def _stiefel_step(Z, grad, L, l1: float, steps: int = PROX_STEPS):
     """k >= r: the orbit {VZ} is {Y : YᵀY = W}, W = ZᵀZ, whose tangent space at Y is
     {E : YᵀE + EᵀY = 0}, projected onto by E − YΛ with WΛ + ΛW = YᵀE + EᵀY (O(kr²), not
-    O(k⁶)). Returns the Cayley curve α ↦ Y(α) through the proximal step's tangent E, in the
+    O(k⁶)): with W = Q diag(d) Qᵀ and K = ZQ, ZΛ = K [(KᵀEQ + (KᵀEQ)ᵀ) ⊘ (d_i + d_j)] Qᵀ
+    (a pseudo-inverse where d_i + d_j ≈ 0). Returns the Cayley curve α ↦ Y(α) − Z through the
+    proximal step's tangent E (α a vector of step sizes: all trials in one batch), in the
     low-rank form of Wen & Yin (Math. Program. 2013): with Ŷ = ZW^{-1/2}, Ê = EW^{-1/2},
     Ω = UVᵀ, U = [P, Ŷ], V = [Ŷ, −P], P = Ê − ½Ŷ(ŶᵀÊ): Y(α) = Z + αU(I − (α/2)VᵀU)⁻¹VᵀZ."""
-    W = Z.transpose(1, 2) @ Z
+    W = mm(Z.transpose(1, 2), Z)
     d, Qw = torch.linalg.eigh(W)
     d = d.clamp_min(0.0)
+    Qt = Qw.transpose(1, 2)
+    K, Kt = mm(Z, Qw), mm(Qt, Z.transpose(1, 2))
+    den = d[:, :, None] + d[:, None, :]
+    keep = den > 1e-12 * d.amax(-1, keepdim=True)[..., None]
+    inv = torch.where(keep, 1.0 / torch.where(keep, den, torch.ones_like(den)),
+                      torch.zeros_like(den))
 
-    def project(E):
-        A = Z.transpose(1, 2) @ E
-        return E - Z @ _lyapunov(Qw, d, A + A.transpose(1, 2))
+    def normal(E):  # E − P(E) = ZΛ
+        S = mm(mm(Kt, E), Qw)
+        return mm(K, mm((S + S.transpose(1, 2)) * inv, Qt))
 
-    E = _tangent_prox(Z, grad, L, l1, project, steps)
+    E = _tangent_prox(Z, grad, L, l1, normal, steps)
     small = d <= 1e-12 * d.amax(-1, keepdim=True)
     root = torch.where(small, torch.zeros_like(d), 1.0 / torch.sqrt(torch.where(small,
                                                                          torch.ones_like(d), d)))
-    W_half_inv = Qw @ (root[:, :, None] * Qw.transpose(1, 2))
-    Yh, Eh = Z @ W_half_inv, E @ W_half_inv
-    P = Eh - 0.5 * Yh @ (Yh.transpose(1, 2) @ Eh)
+    W_half_inv = mm(Qw, root[:, :, None] * Qt)
+    Yh, Eh = mm(Z, W_half_inv), mm(E, W_half_inv)
+    P = Eh - mm(0.5 * Yh, mm(Yh.transpose(1, 2), Eh))
     U = torch.cat([P, Yh], -1)
     V = torch.cat([Yh, -P], -1)
-    VU, VZ = V.transpose(1, 2) @ U, V.transpose(1, 2) @ Z
+    VU, VZ = mm(V.transpose(1, 2), U), mm(V.transpose(1, 2), Z)
     eye = torch.eye(VU.shape[-1], dtype=Z.dtype, device=Z.device)
-    return lambda alpha: Z + alpha * U @ torch.linalg.solve(eye - 0.5 * alpha * VU, VZ)
+
+    def curve(alpha):  # (S,) -> w (B, 2r, S, r) with Y(α_s) − Z = U·w[:, :, s]
+        a = alpha[:, None, None, None]
+        w = a * torch.linalg.solve(eye - 0.5 * a * VU, VZ.expand(len(alpha), *VZ.shape))
+        return w.permute(1, 2, 0, 3)
+    return U, curve
 
 
 def solve_blocks(model, blocks: torch.Tensor, l1: float, l0: float,
@@ -156,26 +164,30 @@ def solve_blocks(model, blocks: torch.Tensor, l1: float, l0: float,
     def right(A):
         return A if R is None else A @ R
 
-    def psi(Y):
-        D = Y - Z
-        smooth = (Gf * D).sum((-1, -2)) + 0.5 * (M * (D @ right(D).transpose(-1, -2))).sum(
-            (-1, -2))
-        return smooth + (l1 * Y.abs().sum((-1, -2)) if l1 else 0.0)
-
-    start = psi(Z)
+    start = l1 * Z.abs().sum((-1, -2)) if l1 else Z.new_zeros(Z.shape[0])  # ψ(Z)
+    alphas = step * torch.tensor(STEP_SCALES, dtype=Z.dtype, device=Z.device)
     if k >= Z.shape[2]:
-        curve = _stiefel_step(Z, Gf, L, l1, prox_steps)
+        U, curve = _stiefel_step(Z, Gf, L, l1, prox_steps)
+        w = curve(alphas)
     else:
         omega = _prox_direction(Z, Gf, L, l1, prox_steps)
-
-        def curve(alpha):
-            half = 0.5 * alpha * omega
-            return torch.linalg.solve(eye - half, (eye + half) @ Z)
-    best_Y, best_v = Z, start
-    for alpha in STEP_SCALES:
-        trial = curve(alpha * step)
-        v = psi(trial)
-        better = v < best_v
-        best_Y = torch.where(better[:, None, None], trial, best_Y)
-        best_v = torch.where(better, v, best_v)
-    return best_Y, best_v - start
+        half = 0.5 * alphas[:, None, None, None] * omega
+        U, w = None, (torch.linalg.solve(eye - half, (eye + half) @ Z) - Z).permute(1, 2, 0, 3)
+    # every trial at once, with the moves D_s = U·w_s (U = I for k < r): ψ(Z + D) − ψ(Z) is
+    # <UᵀG, w> + ½<UᵀMU·w, wR> + λ₁(‖Z + Uw‖₁ − ‖Z‖₁), the smooth part in the 2r × r factors
+    count, m, trials, r = w.shape
+    flat = w.reshape(count, m, trials * r)
+    Ut = None if U is None else U.transpose(1, 2)
+    g, H = (Gf, M) if U is None else (mm(Ut, Gf), mm(mm(Ut, M), U))
+    values = (g[:, :, None] * w).sum((1, 3)) + 0.5 * (
+        mm(H, flat).view(count, m, trials, r) * right(w)).sum((1, 3))
+    Y = Z[:, :, None] + (w if U is None else mm(U, flat).view(count, k, trials, r))
+    if l1:
+        values = values + l1 * Y.abs().sum((1, 3))
+    # the first trial (in STEP_SCALES' order) with the least ψ below ψ(Z), else Z
+    values = torch.where(torch.isnan(values), torch.full_like(values, float("inf")), values)
+    best_v, at = values.min(1)
+    better = best_v < start
+    pick = Y.gather(2, at[:, None, None, None].expand(count, k, 1, r))[:, :, 0]
+    best_Y = torch.where(better[:, None, None], pick, Z)
+    return best_Y, torch.where(better, best_v, start) - start
