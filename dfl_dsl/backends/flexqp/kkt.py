@@ -60,14 +60,11 @@ def solve_active(qp: QPBatch, active: torch.Tensor, r1: torch.Tensor, r2: torch.
     r2 = D * r2
     u = lin.solve(qp.ATy(r2 / delta, r1))  # the first round from u = v = 0
     v = D * (qp.Ax(u) - r2) / delta
-    floor = 100 * torch.finfo(r1.dtype).eps
     for _ in range(rounds - 1):
         Pu, ATv = qp.Px(u), qp.ATy(v)
         e1 = r1 - Pu - ATv
         e2 = r2 - D * qp.Ax(u)
-        if stop_at_rounding and bool(torch.maximum(e1.abs().amax(), e2.abs().amax()) <= floor
-                                     * torch.stack([r1.abs().amax(), Pu.abs().amax(),
-                                                    ATv.abs().amax()]).amax()):
+        if stop_at_rounding and _at_rounding(e1, e2, r1, Pu, ATv):
             break
         du = lin.solve(qp.ATy(e2 / delta, e1))
         u = u + du
@@ -76,6 +73,7 @@ def solve_active(qp: QPBatch, active: torch.Tensor, r1: torch.Tensor, r2: torch.
 
 
 def _at_rounding(e1, e2, r1, Pu, ATv) -> bool:
+    """Whether the residuals (e1, e2) of K[u; v] = [r1; r2] are at rounding level."""
     floor = 100 * torch.finfo(r1.dtype).eps
     return bool(torch.maximum(e1.abs().amax(), e2.abs().amax()) <= floor
                 * torch.stack([r1.abs().amax(), Pu.abs().amax(), ATv.abs().amax()]).amax())
@@ -124,12 +122,8 @@ class Schur:
         reduced-KKT path)."""
         if not qp.shared or work is None:
             return None
-        cached = work.get("schur")
-        if cached is not None and cached[0] is not None:
-            P, A = cached[0].P, cached[0].A
-        elif cached is not None:
-            P, A = cached[1], cached[2]
-        if cached is not None and _same(P, qp.P) and _same(A, qp.A):
+        cached = work.get("schur")  # (Schur or None, the P and A it was made for)
+        if cached is not None and _same(cached[1], qp.P) and _same(cached[2], qp.A):
             return cached[0]
         ev = torch.linalg.eigvalsh(qp.P)
         limit = SCHUR_COND.get(qp.P.dtype, SCHUR_COND[torch.float32])
