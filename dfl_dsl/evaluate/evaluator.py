@@ -256,8 +256,7 @@ class Evaluator:
             kind = "elem" if entity.elem else "num"
             return Val(values if framed else values[0], framed, (), kind)
         if entity.kind in ("var", "theta"):
-            poly = Poly.symbols(np.add(pos, entity.offset, dtype=_index_dtype(self.ctx.width),
-                                       casting="unsafe"), self.ctx.width)
+            poly = Poly.symbols(pos, self.ctx.width, offset=entity.offset)
             return Val(poly, framed, ())
         macro = self._macro(entity)
         rows = index_map(macro, True, macro.shape, entity.domain.n).reshape(
@@ -777,13 +776,6 @@ def _positions(domain, cols: list[Column], frame: Frame) -> tuple[np.ndarray, bo
     positions of the same dummies twice (a million-entry gather each at scale)."""
     key = (id(domain), *map(id, cols))
     hit = frame.memo.get(key)
-    if hit is None or hit[0] is not domain or any(
-            a is not b for a, b in zip(hit[1], cols, strict=True)):
-        hit = (domain, cols, domain.positions(cols))
-        frame.memo[key] = hit
+    if hit is None:  # the entry holds domain and cols: their ids can't be reused meanwhile
+        hit = frame.memo[key] = (domain, cols, domain.positions(cols))
     return hit[2]
-
-
-def _index_dtype(width: int) -> type:
-    """32-bit column indices where they fit (what scipy would cast them to anyway)."""
-    return np.int32 if width < 2**31 else np.int64

@@ -81,15 +81,16 @@ class Poly:
         return p
 
     @staticmethod
-    def symbols(columns: np.ndarray, width: int) -> Poly:
-        """Row r is z[columns[r]]."""
+    def symbols(columns: np.ndarray, width: int, offset: int = 0) -> Poly:
+        """Row r is z[offset + columns[r]]."""
         columns = np.asarray(columns).ravel()
         rows = len(columns)
         # scipy keeps 32-bit indices where they fit: handing it 64-bit ones costs a scan and
-        # a cast of each array
+        # a cast of each array (the offset is added in the same pass)
         index = np.int32 if max(rows, width) < 2**31 else np.int64
-        lin = _csr(np.ones(rows), columns.astype(index, copy=False),
-                   np.arange(rows + 1, dtype=index), (rows, width))
+        columns = (np.add(columns, offset, dtype=index, casting="unsafe") if offset
+                   else columns.astype(index, copy=False))
+        lin = _csr(np.ones(rows), columns, np.arange(rows + 1, dtype=index), (rows, width))
         return Poly(np.zeros(rows), lin)
 
     # ------------------------------------------------------------ facts
