@@ -2,7 +2,9 @@
 `batch(θ)` builds a QPBatch differentiably (θ may enter q, the row bounds and A).
 
 Variable bounds become rows (after the model's rows): FlexQP's relaxation penalizes them like
-any other constraint, so a violated bound is reported like a violated row.
+any other constraint, so a violated bound is reported like a violated row. A model with neither
+rows nor bounds gets one vacuous row (0ᵀx in [-inf, inf]: never active, never violated), since
+ADMM's residuals and active sets reduce over the rows.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ class DenseForm:
                            "variables", hint="use --backend highs")
         n = form.n
         bounded = np.nonzero(np.isfinite(form.lb) | np.isfinite(form.ub))[0]
+        free = 0 if form.m + len(bounded) else 1  # the vacuous row, when there is no other
         self.form = form
         self.bound_cols = bounded
         self.m_rows = form.m
@@ -36,11 +39,11 @@ class DenseForm:
         self.P = t(form.P.toarray() if form.P is not None else np.zeros((n, n)))
         self.c = t(form.c)
         self.C = t(form.c_theta.toarray())
-        self.A = t(sp.vstack([form.A, E]).toarray())
-        self.rl = t(np.concatenate([form.rl, form.lb[bounded]]))
-        self.ru = t(np.concatenate([form.ru, form.ub[bounded]]))
+        self.A = t(sp.vstack([form.A, E, sp.csr_array((free, n))]).toarray())
+        self.rl = t(np.concatenate([form.rl, form.lb[bounded], np.full(free, -np.inf)]))
+        self.ru = t(np.concatenate([form.ru, form.ub[bounded], np.full(free, np.inf)]))
         R = form.row_theta.toarray()
-        self.R = t(np.vstack([R, np.zeros((len(bounded), R.shape[1]))]))
+        self.R = t(np.vstack([R, np.zeros((len(bounded) + free, R.shape[1]))]))
         rows, cols, ks, vals = form.a_theta
         self.a_rows = torch.as_tensor(rows, dtype=torch.long, device=device)
         self.a_cols = torch.as_tensor(cols, dtype=torch.long, device=device)
