@@ -8,6 +8,7 @@ object later becomes a cvxpylayers layer without rebuilding.
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass
 
 import cvxpy as cp
@@ -219,7 +220,11 @@ def solve_instance(inst, *, time_limit=None, seed=None, **_):
         if time_limit is not None:
             options["time_limit"] = float(time_limit)
     try:
-        built.problem.solve(solver=solver, **options)
+        with warnings.catch_warnings():  # settled below instead of cvxpy's stderr warning
+            warnings.filterwarnings("ignore", message=r"\s*The problem is either infeasible")
+            built.problem.solve(solver=solver, **options)
+            if built.problem.status == cp.settings.INFEASIBLE_OR_UNBOUNDED:
+                return _settle_infeasible_or_unbounded(built, solver, options, start, inst)
     except cp.error.SolverError as exc:
         return Solution("error", None, None, "cvxpy", time.perf_counter() - start, inst,
                         message=str(exc))
@@ -231,3 +236,16 @@ def solve_instance(inst, *, time_limit=None, seed=None, **_):
         objective = float(built.problem.value)
     return Solution(status, objective, x, "cvxpy", time.perf_counter() - start, inst,
                     message=f"{solver}: {built.problem.status}")
+
+
+def _settle_infeasible_or_unbounded(built: CvxpyProblem, solver: str, options: dict,
+                                    start: float, inst) -> Solution:
+    """The solver (HiGHS's MIP presolve) couldn't tell infeasible from unbounded: the same
+    constraints with a zero objective can't be unbounded, so solving them tells."""
+    feasibility = cp.Problem(cp.Minimize(0), built.problem.constraints)
+    feasibility.solve(solver=solver, **options)
+    status = {cp.OPTIMAL: "unbounded", cp.INFEASIBLE: "infeasible"}.get(
+        feasibility.status, "infeasible_or_unbounded")
+    return Solution(status, None, None, "cvxpy", time.perf_counter() - start, inst,
+                    message=f"{solver}: {built.problem.status}, feasibility: "
+                            f"{feasibility.status}")

@@ -70,6 +70,11 @@ def test_predicted_params_are_one_parameter():
     ("var x >= 0; minimize f: x; subject to c: x <= -1;", "infeasible"),
     ("var x; minimize f: x ^ 2; subject to c: x ^ 2 <= -1;", "infeasible"),
     ("var x binary; minimize f: x; subject to c: x == 0.5;", "infeasible"),
+    # HiGHS's MIP presolve says "infeasible or unbounded" for these: a feasibility solve tells
+    ("var x integer >= 0; var y >= 0; maximize f: x + y; s.t. c: x - y <= 1;", "unbounded"),
+    ("var x integer >= 0; var y >= 0; var z{1..4} integer >= 0 <= 3; maximize f: x + y;"
+     "s.t. c: x - y <= 1; s.t. d: 6 * z[1] + 10 * z[2] + 15 * z[3] + 14 * z[4] == 7;",
+     "infeasible"),
 ])
 def test_statuses(text, status):
     sol = bind(text).solve("cvxpy")
