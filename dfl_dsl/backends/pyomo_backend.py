@@ -127,6 +127,8 @@ def solve_model(model: pyo.ConcreteModel, form: LinearForm, *, time_limit=None,
     """Solve a model made by `build_model` -> RawResult on the canonical form."""
     solver = _solver()
     x = np.clip(0.0, form.lb, form.ub)  # a column in no row and not in the objective
+    if np.any(form.lb > form.ub):  # HiGHS never sees such a column's bounds: Pyomo drops it
+        return RawResult("infeasible", None, None, message="a column's bounds conflict")
     if not _references_a_variable(model):
         return _without_columns(model, form, x)
     options = {"random_seed": int(seed)} if seed is not None else {}
@@ -162,13 +164,11 @@ def _references_a_variable(model: pyo.ConcreteModel) -> bool:
 
 def _without_columns(model: pyo.ConcreteModel, form: LinearForm, x: np.ndarray) -> RawResult:
     """HiGHS reports an empty model's status as unknown to Pyomo: settle it here — the rows
-    are constants, so it is feasible exactly when they and the bounds hold."""
+    are constants, so it is feasible exactly when they hold (the bounds were checked)."""
     tol = 1e-9
-    feasible = bool(np.all(form.lb <= form.ub)) and all(
-        row.lslack() >= -tol and row.uslack() >= -tol for row in model.rows.values()
-    )
+    feasible = all(row.lslack() >= -tol and row.uslack() >= -tol for row in model.rows.values())
     if not feasible:
-        return RawResult("infeasible", None, None, message="bounds or constant rows conflict")
+        return RawResult("infeasible", None, None, message="constant rows conflict")
     duals = None if form.is_mip else np.zeros(form.m)
     gap = 0.0 if form.is_mip else None
     return RawResult("optimal", x, float(pyo.value(model.objective)), duals, gap, "no columns")

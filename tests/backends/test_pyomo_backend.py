@@ -126,7 +126,9 @@ def test_ambiguous_status_is_settled_without_presolve(monkeypatch):
         return results
 
     monkeypatch.setattr(pyomo_backend, "_run", presolve_cannot_tell)
-    sol = bind("qp", "qp_infeasible").solve("pyomo")
+    # infeasible through a row (the spec's infeasible QP has conflicting bounds, caught earlier)
+    sol = dfl.parse("var x >= 0; var y >= 0; minimize f: x^2 + y; s.t. c: x + y <= -1;"
+                    ).bind({}).solve("pyomo")
     assert sol.status == "infeasible"
     assert seen[1] == {"presolve": "off"}
 
@@ -195,3 +197,11 @@ def test_no_column_in_any_row_or_the_objective(text, status):
     if status == "optimal":
         assert ours.objective == ref.objective == 0.0
         np.testing.assert_allclose(ours.x, ref.x)
+
+
+def test_a_column_with_conflicting_bounds_is_infeasible_even_if_unreferenced():
+    """`2 z == 1` over an integer z reduces to bounds 1 <= z <= 0; Pyomo hands HiGHS only the
+    columns the rows and objective reference, so the conflict must be caught before."""
+    text = "var z integer; var y >= 0; minimize f: y; s.t. d: 2 * z == 1;"
+    inst = dfl.parse(text).bind({})
+    assert inst.solve("pyomo").status == inst.solve("highs").status == "infeasible"
