@@ -112,6 +112,10 @@ def _parse_yaml(text: str, filename: str):
 
 
 def _load_npz(path: Path) -> dict[str, np.ndarray]:
+    with path.open("rb") as fh:  # (a missing file raises FileNotFoundError: load_data names it)
+        if not zipfile.is_zipfile(fh):  # np.load would take it as .npy or pickle by its bytes
+            raise DataError("not a valid npz file (not a zip archive of arrays; "
+                            "np.savez writes one)", filename=str(path))
     key = None
     try:
         with np.load(path, allow_pickle=False) as archive:

@@ -271,8 +271,14 @@ def test_unreadable_files(tmp_path):
     with pytest.raises(DataError, match="unknown data format"):
         model.bind(tmp_path / "d.txt")
     (tmp_path / "d.npz").write_bytes(b"not a zip")
-    with pytest.raises(DataError, match="npz"):
+    with pytest.raises(DataError, match="not a zip archive"):
         model.bind(tmp_path / "d.npz")
+    np.save(tmp_path / "arr.npy", np.zeros(3))  # a .npy renamed .npz: np.load gives an array
+    (tmp_path / "arr.npy").rename(tmp_path / "arr.npz")
+    with pytest.raises(DataError, match="not a zip archive"):
+        model.bind(tmp_path / "arr.npz")
+    with pytest.raises(DataError, match="not found"):
+        model.bind(tmp_path / "nope.npz")
     (tmp_path / "list.json").write_text("[1, 2]")
     with pytest.raises(DataError, match="mapping"):
         model.bind(tmp_path / "list.json")
