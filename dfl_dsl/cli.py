@@ -125,10 +125,13 @@ def solve(
 
     from .devices import checked_device
     from .model import load
+    from .outputs import checked_output
     from .solution_report import print_solution, write_json_atomic
 
-    if time_limit is not None and time_limit <= 0:
+    if time_limit is not None and not time_limit > 0:  # (nan too)
         raise DflError("--time-limit must be positive")
+    checked_output(output, "--output")
+    checked_output(write, "--write")
     m = load(model)
     inst = m.bind(data)
     options: dict = {"write": write} if write is not None else {}
@@ -289,9 +292,11 @@ def train_solver(
     import time
 
     from .backends.flexqp.train import train_solver as train
+    from .outputs import checked_output
 
     if min(size, batch, steps, unroll) < 1:
         raise DflError("--size, --batch, --steps and --unroll must be positive")
+    checked_output(save, "--save")
     start = time.perf_counter()
     _, history = train(
         classes=[c.strip() for c in classes.split(",") if c.strip()], size=size, batch=batch,

@@ -92,6 +92,7 @@ def test_unbounded_exits_1(tmp_path):
 
 @pytest.mark.parametrize(("args", "message"), [
     (["--time-limit", "0"], "--time-limit must be positive"),
+    (["--time-limit", "nan"], "--time-limit must be positive"),
     (["--backend", "nonsense"], "unknown backend `nonsense`"),
 ])
 def test_bad_options_exit_2(lp, tmp_path, args, message):
@@ -102,6 +103,16 @@ def test_bad_options_exit_2(lp, tmp_path, args, message):
     assert result.exit_code == 2 and message in _err(result)
     assert not out.exists() and "Traceback" not in result.output
     assert "<input>" not in _err(result)  # an option error names the file or just `dfl`
+
+
+def test_an_output_path_that_cant_be_written_exits_2_before_solving(lp, tmp_path):
+    model, data = lp
+    (tmp_path / "afile").write_text("")
+    for out, message in ((tmp_path, "is a folder"), (tmp_path / "afile" / "sol.json",
+                                                      "is a file, not a folder")):
+        result = runner.invoke(app, ["solve", str(model), "--data", str(data), "-o", str(out)])
+        assert result.exit_code == 2 and message in _err(result), result.output
+        assert "status" not in result.stdout and "Traceback" not in result.output
 
 
 def test_model_errors_exit_2_with_a_caret(tmp_path):

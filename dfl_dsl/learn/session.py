@@ -14,6 +14,7 @@ from torch import nn
 
 from ..errors import DataError, DflError
 from ..model import load
+from ..outputs import checked_output
 from .dataset import DFLData, ScenarioData
 from .recipe import find_recipe, run_generator
 from .trainer import ScenarioTrainer, Trainer, load_checkpoint
@@ -65,6 +66,8 @@ def train_command(model_path: Path, data, train_file, test_file, *, loss: str, p
     for path, suffix in ((save, None), (plot, ".png")):
         if path is not None and suffix and Path(path).suffix.lower() != suffix:
             raise DflError(f"--plot writes a PNG file: {path} should end in {suffix}")
+    checked_output(save, "--save")
+    checked_output(plot, "--plot")
     inst, train, test = _instance_and_data(model_path, data, train_file, test_file)
     if isinstance(train, ScenarioData):
         if distributed or executor != "processes":
@@ -231,9 +234,11 @@ def generate_command(problem: str, out_file: Path, instance: Path | None, *, num
         args.update(num_assets=assets, noise_level=noise)
     elif problem == "energy":
         args.update(noise=noise)
-    data = run_generator(problem, args)
     if Path(out_file).suffix != ".npz":
         raise DflError(f"--out writes an .npz training file: {out_file}")
+    checked_output(out_file, "--out")
+    checked_output(instance, "--instance")
+    data = run_generator(problem, args)
     _write_atomic(Path(out_file), lambda f: np.savez(f, **data.arrays()))
     if instance is not None:
         import json

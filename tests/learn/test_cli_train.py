@@ -145,4 +145,9 @@ def test_generate_mistakes_exit_2(tmp_path):
     result = runner.invoke(app, ["generate", "knapsack", "--out", str(tmp_path / "x.npz"),
                                  "--deg", "0"])
     assert result.exit_code == 2 and "deg must be a positive integer" in _stderr(result)
-    assert list(tmp_path.iterdir()) == []
+    (tmp_path / "sub").mkdir()  # --instance a folder: refused before --out is written
+    result = runner.invoke(app, ["generate", "knapsack", "--out", str(tmp_path / "x.npz"),
+                                 "--num-data", "5", "--instance", str(tmp_path / "sub")])
+    assert result.exit_code == 2 and "--instance" in _stderr(result)
+    assert "is a folder" in _stderr(result)
+    assert list(tmp_path.iterdir()) == [tmp_path / "sub"]
