@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import tempfile
 import time
@@ -53,7 +54,7 @@ class Trainer:
                  console: Console | None = None, progress: bool = True) -> None:
         if loss not in LOSSES:
             raise DflError(f"unknown loss `{loss}`", hint="use one of: " + ", ".join(LOSSES))
-        if epochs < 1 or batch_size < 1 or lr <= 0:
+        if epochs < 1 or batch_size < 1 or not 0 < lr < math.inf:  # (nan fails too)
             raise DflError("epochs and batch size must be >= 1 and the learning rate > 0")
         if isinstance(predictor, str) and predictor not in PREDICTORS:
             raise DflError(f"unknown predictor `{predictor}`",
@@ -61,6 +62,8 @@ class Trainer:
         if optimizer.lower() not in OPTIMIZERS:
             raise DflError(f"unknown optimizer `{optimizer}`",
                            hint="use one of: " + ", ".join(OPTIMIZERS))
+        if not 0 <= weight_decay < math.inf:
+            raise DflError(f"--weight-decay must be a finite number >= 0, got {weight_decay}")
         checked_device(device)
         self.inst = inst
         self.oracle = Oracle(inst, processes=processes, executor=executor,
@@ -286,7 +289,7 @@ class ScenarioTrainer:
         if loss not in SCENARIO_LOSSES:
             raise DflError(f"unknown loss `{loss}` for a model with uncertain params",
                            hint="use one of: " + ", ".join(SCENARIO_LOSSES))
-        if epochs < 1 or batch_size < 1 or lr <= 0 or scenarios < 1 or beta < 0:
+        if epochs < 1 or batch_size < 1 or not 0 < lr < math.inf or scenarios < 1 or not beta >= 0:
             raise DflError("epochs, batch size and scenarios must be >= 1, the learning rate > 0 "
                            "and beta >= 0")
         checked_device(device)

@@ -98,10 +98,14 @@ def test_non_finite_predictions_stop_training_naming_epoch_and_batch(sp_inst, sp
     ({"epochs": 0}, "epochs"),
     ({"batch_size": 0}, "batch size"),
     ({"lr": 0.0}, "learning rate"),
+    ({"lr": float("nan")}, "learning rate"),
+    ({"weight_decay": -1.0}, "weight-decay"),
+    ({"weight_decay": float("nan")}, "weight-decay"),
     ({"predictor": "forest"}, "unknown predictor `forest`"),
     ({"optimizer": "rmsprop"}, "unknown optimizer `rmsprop`"),
     ({"device": "tpu"}, "unknown device `tpu`"),
-], ids=["loss", "epochs", "batch", "lr", "predictor", "optimizer", "device"])
+], ids=["loss", "epochs", "batch", "lr", "lr_nan", "wd", "wd_nan", "predictor", "optimizer",
+        "device"])
 def test_bad_settings_are_refused(sp_inst, options, words):
     loss = options.pop("loss", "spo+")
     with pytest.raises(DflError, match=words):
