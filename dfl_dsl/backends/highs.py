@@ -162,6 +162,11 @@ class HighsModel:
                 duals = np.asarray(sol.row_dual, dtype=float)
             if self.form.is_mip:
                 gap = float(info.mip_gap)
+        if model_status == highspy.HighsModelStatus.kModelEmpty and status == "optimal":
+            # no columns: HiGHS gives no solution, but the empty point is one, at the
+            # objective's constant (as the pyomo backend reports it)
+            x, obj = np.zeros(0), float(h.getLp().offset_)
+            duals, gap = (None, 0.0) if self.form.is_mip else (np.zeros(self.form.m), None)
         message = h.modelStatusToString(model_status)
         result = RawResult(status, x, obj, duals, gap, message)
         if status == "infeasible" and not self.form.is_mip:

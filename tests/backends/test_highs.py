@@ -143,3 +143,20 @@ def test_qp_is_solved_and_mip_has_no_duals(knapsack):
     assert qp.status == "optimal"
     assert qp.value("v") == pytest.approx([8 / 3, -10 / 3])
     assert qp.objective == pytest.approx(-28 / 3)
+
+
+
+def test_an_empty_set_leaves_no_columns_and_the_objective_its_constant():
+    """HiGHS calls a model without columns `empty` and gives no solution; the empty point is
+    one, so the objective is its constant (not None), as the other backends report."""
+    text = ("set I; set J; param c{I}; var x{I} >= 0; minimize f: 3 + sum{i in I} c[i] * x[i];"
+            "s.t. r{j in J}: sum{i in I} x[i] <= 1;")
+    inst = dfl.parse(text, "m.opt").bind({"I": [], "J": ["j"], "c": []})
+    sol = inst.solve("highs")
+    assert sol.status == "optimal" and sol.objective == 3.0
+    assert sol.objective == inst.solve("pyomo").objective
+
+
+def test_an_empty_model_whose_constant_rows_fail_is_infeasible():
+    text = "set I; var x{I} >= 0; minimize f: sum{i in I} x[i]; s.t. r: sum{i in I} x[i] >= 1;"
+    assert dfl.parse(text, "m.opt").bind({"I": []}).solve("highs").status == "infeasible"
