@@ -515,6 +515,16 @@ def _parser_error(exc: UnexpectedInput, text: str) -> DflError:
             _pos(last),
             hint=f"rename it, e.g. `{last}_`",
         )
+    if word in ("int", "integer", "predicted", "uncertain") and "COLON" in expected and (
+        statement and str(statement[0]) == "param"
+    ):  # AMPL's `param T integer;`: here the kind follows a colon (else "reserved word")
+        kind = "int" if word == "integer" else word
+        return DflError(f"unexpected `{word}`: a param's kind follows a `:`", pos,
+                        hint=f"write `: {kind}` after the name and index, before any check: "
+                             f"`param {statement[1]}{{...}} : {kind} >= 0;`")
+    if word == "int" and "INTEGER" in expected:
+        return DflError("unexpected `int`: an integer variable is declared `integer`", pos,
+                        hint="write `integer` (`int` is a param's kind)")
     if word in KEYWORDS and token.type != "NAME":
         if word in ("if", "not") and "LPAR" in expected:
             construct = "if ... then ... else ..." if word == "if" else "not ..."
