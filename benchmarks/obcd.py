@@ -118,9 +118,12 @@ def _sym_basis(r: int) -> np.ndarray:
 _SYM = {R: _sym_basis(R)}
 
 
-def manpg(C: np.ndarray, lam: float, X0: np.ndarray, budgets: tuple[float, ...]) -> list:
-    """[(X, iterations)] at each budget (seconds, increasing), from one run."""
+def manpg(C: np.ndarray, lam: float, X0: np.ndarray, budgets: tuple[float, ...],
+          retraction: str = "qr") -> list:
+    """[(X, iterations)] at each budget (seconds, increasing), from one run. `retraction`:
+    "qr" (pymanopt's, the table's) or "polar" (X + V's polar factor; used by obcd_basins.py)."""
     manifold = Stiefel(*X0.shape)
+    retract = manifold.retraction if retraction == "qr" else _polar_retraction
     t = 1.0 / float(np.linalg.eigvalsh(C)[-1])
     value = lambda X: -0.5 * np.sum(X * (C @ X)) + lam * np.abs(X).sum()  # noqa: E731
     X, f = X0, value(X0)
@@ -131,7 +134,7 @@ def manpg(C: np.ndarray, lam: float, X0: np.ndarray, budgets: tuple[float, ...])
             V, Lam = _prox_step(X, -(C @ X), lam, t, Lam)
             alpha, norm2 = 1.0, float(np.sum(V * V))
             while alpha > 1e-8:
-                Y = manifold.retraction(X, alpha * V)
+                Y = retract(X, alpha * V)
                 fy = value(Y)
                 if fy <= f - 1e-4 * alpha * norm2 / (2 * t):
                     X, f = Y, fy
@@ -141,6 +144,11 @@ def manpg(C: np.ndarray, lam: float, X0: np.ndarray, budgets: tuple[float, ...])
         out.append((X, it))
     return out
 
+
+
+def _polar_retraction(X: np.ndarray, V: np.ndarray) -> np.ndarray:
+    u, _, vt = np.linalg.svd(X + V, full_matrices=False)
+    return u @ vt
 
 # ---------------------------------------------------------------------- the table
 _METHODS = ("OBCD", "OBCD no rs", "OBCD k=2", "RSub", "ManPG", "RSub 1.5T", "RSub+OBCD",
