@@ -6,13 +6,14 @@ Declarations are bound in file order; each param is checked against its declared
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
 
 from . import ast
 from .data import DataSource, load_data, to_entries, to_set
-from .errors import DataError, DflError, did_you_mean
+from .errors import DataError, DataWarning, DflError, did_you_mean
 from .evaluate.elements import SetValue, element_of
 from .evaluate.entities import Domain, Entity
 from .evaluate.evaluator import Context, Evaluator
@@ -31,7 +32,24 @@ def bind(model, data: Any, *, data_name: str | None = None):
         raise
     except DflError as exc:
         raise exc.located(model.filename, model.source) from None
-    return Instance(model, binder.ctx, binder.evaluator, binder.constraint_frames, source)
+    inst = Instance(model, binder.ctx, binder.evaluator, binder.constraint_frames, source)
+    _warn_misspelled_keys(inst)
+    return inst
+
+
+def _warn_misspelled_keys(inst) -> None:
+    """A `DataWarning` for each data key the model doesn't read that looks like a typo of a
+    set or param the data leaves out: that one then took its default (or its formula), a wrong
+    answer with no error. Keys like no left-out name stay silent — shared data files are fine."""
+    source = inst.source
+    left_out = [s.name for s in inst.model.symbols.values()
+                if s.kind in ("set", "param") and s.name not in source.values]
+    for key in inst.unknown_data_keys():
+        hint = did_you_mean(key, left_out)
+        if hint is not None:
+            warning = source.error(f"the model has no set or param `{key}`, so this data is "
+                                   "not used", key, hint=hint)
+            warnings.warn(DataWarning(warning.format("warning")), stacklevel=3)
 
 
 class _Binder:

@@ -45,12 +45,12 @@ class DflError(Exception):
     def __str__(self) -> str:
         return self.format()
 
-    def format(self) -> str:
+    def format(self, severity: str = "error") -> str:
         # an error about the command line itself (an option's value) has no file to point at
         where = self.filename or ("<input>" if self.pos.line else "dfl")
         if self.pos.line:
             where += f":{self.pos.line}:{self.pos.column}"
-        lines = [f"{where}: error: {self.message}"]
+        lines = [f"{where}: {severity}: {self.message}"]
         if self.pos.line and self.source is not None:
             source_lines = self.source.split("\n")
             if 0 < self.pos.line <= len(source_lines):
@@ -67,6 +67,12 @@ class DflError(Exception):
 
 class DataError(DflError):
     """A mistake in a data file: names the file, the key and, where there is one, the index."""
+
+
+class DataWarning(UserWarning):
+    """Data the model will not use but that looks meant for it — a key one edit away from a
+    set or param the data leaves out, which then silently takes its default. Not an error (one
+    data file may serve several models); the text is formatted like an error's, as a warning."""
 
 
 class InfeasibleError(Exception):

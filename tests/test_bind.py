@@ -8,7 +8,7 @@ import pytest
 from _helpers import bind
 
 import dfl_dsl as dfl
-from dfl_dsl.errors import DataError
+from dfl_dsl.errors import DataError, DataWarning
 from dfl_dsl.evaluate.elements import element_of
 
 
@@ -119,6 +119,23 @@ def test_element_params():
 def test_unknown_data_keys_are_listed():
     inst = bind("set I;", {"I": [1], "extra": 2, "features": [1]})
     assert inst.unknown_data_keys() == ["extra"]
+
+
+def test_a_misspelled_key_warns_where_it_is(tmp_path):
+    data = tmp_path / "d.json"
+    data.write_text('{\n  "I": [1, 2],\n  "low": 5,\n  "shared_with_another_model": 1\n}')
+    model = dfl.parse("set I; param lo default 0; var x{I} >= lo; minimize c: sum{i in I} x[i];")
+    with pytest.warns(DataWarning) as caught:
+        model.bind(data)
+    assert len(caught) == 1  # the unrelated key stays silent
+    text = str(caught[0].message)
+    assert text.startswith(f"{data}:3:3: warning: the model has no set or param `low`")
+    assert "did you mean `lo`?" in text
+
+
+def test_a_key_the_model_reads_does_not_warn(recwarn):
+    bind("set I; param lo default 0;", {"I": [1], "lo": 2, "lox": 1})
+    assert not [w for w in recwarn if issubclass(w.category, DataWarning)]
 
 
 def test_within_a_computed_superset():
