@@ -194,8 +194,8 @@ class _WarmHighs(HighsModel):
     """A HiGHS model whose θ-dependent numbers are replaced in place; an LP keeps its basis so
     the next solve starts warm."""
 
-    def set_theta(self, theta: np.ndarray) -> None:
-        basis = None if self.form.is_mip else self.h.getBasis()
+    def set_theta(self, theta: np.ndarray, warm: bool = True) -> None:
+        basis = None if self.form.is_mip or not warm else self.h.getBasis()
         self._load(theta)
         if basis is not None and basis.valid:
             self.h.setBasis(basis)
@@ -218,8 +218,11 @@ class ScenarioOracle:
                                  time_limit=time_limit)
         self.solver_calls = 0
 
-    def solve(self, xi) -> np.ndarray:
-        """ξ (B, S, K) -> decisions x (B, nx)."""
+    def solve(self, xi, *, cold: bool = False) -> np.ndarray:
+        """ξ (B, S, K) -> decisions x (B, nx). Each sample starts from the previous one's basis;
+        `cold` starts the first from none, so the decisions depend on ξ alone, not on what the
+        oracle solved before (a degenerate LP's vertex, or its last digits, can): evaluation
+        asks for that, so `dfl eval` of a checkpoint replays `dfl train`'s regret exactly."""
         xi = np.asarray(xi.detach().cpu().double().numpy() if isinstance(xi, torch.Tensor)
                         else xi, dtype=float)
         if xi.ndim != 3 or xi.shape[1:] != (self.s, self.k):
@@ -228,7 +231,7 @@ class ScenarioOracle:
             raise FloatingPointError("non-finite scenarios reached the solver")
         out = np.empty((len(xi), self.nx))
         for i, theta in enumerate(xi.reshape(len(xi), -1)):
-            self._model.set_theta(theta)
+            self._model.set_theta(theta, warm=not cold or i > 0)
             x = self._model.solve_fast()
             if x is None:
                 status = self._model.solve(want_duals=False).status

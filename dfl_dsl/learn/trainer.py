@@ -6,8 +6,10 @@ import math
 import os
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 import torch
@@ -26,6 +28,11 @@ from .oracle import Oracle
 from .predictors import PREDICTORS, describe, make_predictor
 
 CHECKPOINT_FORMAT = "dfl-dsl/checkpoint-1"
+SCENARIO_CHECKPOINT_FORMAT = "dfl-dsl/scenario-checkpoint-1"
+CHECKPOINT_HOLDS = {  # what each format holds, for the message when the other kind is given
+    CHECKPOINT_FORMAT: "a predictor of `predicted` params",
+    SCENARIO_CHECKPOINT_FORMAT: "a model of `uncertain` params (generative or point)",
+}
 
 
 class TrainingError(DflError):
@@ -206,7 +213,6 @@ class Trainer:
     # ------------------------------------------------------------------ checkpoints
     def save(self, path: str | Path) -> None:
         """Write the predictor and the model's hash; atomically (temp file + rename)."""
-        path = Path(path)
         state = {
             "format": CHECKPOINT_FORMAT,
             "model_hash": self.inst.model.hash,
@@ -216,23 +222,32 @@ class Trainer:
             "loss": self.loss_name,
             "history": self.history.epochs,
         }
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-        os.close(fd)
-        try:
-            torch.save(state, tmp)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_atomic(Path(path), lambda handle: torch.save(state, handle))
 
     def _shape(self) -> tuple[int, int]:
         first = next((m for m in self.predictor.modules() if isinstance(m, nn.Linear)), None)
         return (None if first is None else first.in_features), self.oracle.n_theta
 
 
-def load_checkpoint(path: str | Path, inst, predictor: nn.Module | None = None) -> nn.Module:
-    """A predictor from a checkpoint; refuses one trained on another model."""
+def write_atomic(path: Path, write: Callable[[BinaryIO], object]) -> None:
+    """Let `write` fill a temp file beside `path`, then rename it over `path`: a failure
+    halfway (a full disk, an interrupt) leaves the old file, or none, never half a new one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=path.suffix, dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            write(handle)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def read_checkpoint(path: str | Path, inst, expected: str) -> dict:
+    """The checks every checkpoint passes before its weights are used: readable with
+    `weights_only` (no code runs from the file), ours, of the `expected` kind, and trained on
+    `inst`'s model (a checkpoint of another model would load into same-shaped layers and
+    silently decide for the wrong problem)."""
     path = Path(path)
     try:
         state = torch.load(path, map_location="cpu", weights_only=True)
@@ -241,14 +256,29 @@ def load_checkpoint(path: str | Path, inst, predictor: nn.Module | None = None) 
     except Exception as exc:
         raise DflError(f"not a readable checkpoint ({type(exc).__name__})",
                        filename=str(path)) from None
-    if not isinstance(state, dict) or state.get("format") != CHECKPOINT_FORMAT:
+    found = state.get("format") if isinstance(state, dict) else None
+    if found not in CHECKPOINT_HOLDS:
         raise DflError("not a dfl-dsl checkpoint", filename=str(path))
+    if found != expected:
+        raise DflError(
+            f"this checkpoint holds {CHECKPOINT_HOLDS[found]} (trained on "
+            f"`{state.get('model_name')}`), but `{inst.model.name}` needs "
+            f"{CHECKPOINT_HOLDS[expected]}",
+            hint="give the checkpoint `dfl train --save` wrote for this model",
+            filename=str(path),
+        )
     if state["model_hash"] != inst.model.hash:
         raise DflError(
             f"this checkpoint was trained on another model (`{state.get('model_name')}`, "
             f"hash {state['model_hash']}), not `{inst.model.name}` (hash {inst.model.hash})",
             filename=str(path),
         )
+    return state
+
+
+def load_checkpoint(path: str | Path, inst, predictor: nn.Module | None = None) -> nn.Module:
+    """A predictor from a checkpoint; refuses one trained on another model."""
+    state = read_checkpoint(path, inst, CHECKPOINT_FORMAT)
     spec = state["predictor"]
     if predictor is None:
         if spec["kind"] == "custom":
@@ -261,6 +291,7 @@ def load_checkpoint(path: str | Path, inst, predictor: nn.Module | None = None) 
 
 
 SCENARIO_LOSSES = ("gen-dfl", "nll", "mse", "spo+")
+SCENARIO_GENERATIVE = ("flow", "vae")  # `point` comes with the point losses, mse and spo+
 
 
 class ScenarioTrainer:
@@ -289,13 +320,21 @@ class ScenarioTrainer:
         if loss not in SCENARIO_LOSSES:
             raise DflError(f"unknown loss `{loss}` for a model with uncertain params",
                            hint="use one of: " + ", ".join(SCENARIO_LOSSES))
-        if epochs < 1 or batch_size < 1 or not 0 < lr < math.inf or scenarios < 1 or not beta >= 0:
-            raise DflError("epochs, batch size and scenarios must be >= 1, the learning rate > 0 "
-                           "and beta >= 0")
+        if epochs < 1 or batch_size < 1 or not 0 < lr < math.inf:  # (nan fails too)
+            raise DflError("epochs and batch size must be >= 1 and the learning rate > 0")
+        if scenarios < 1:
+            raise DflError(f"--scenarios must be >= 1 (scenarios per decision), got {scenarios}")
+        if not 0 <= beta < math.inf:
+            raise DflError(f"--beta must be a finite number >= 0, got {beta}")
+        if hidden < 1:
+            raise DflError(f"--hidden must be >= 1, got {hidden}")
+        self.point = loss in ("mse", "spo+")
+        if not self.point and generative not in SCENARIO_GENERATIVE:
+            raise DflError(f"unknown generative model `{generative}`",
+                           hint="use one of: " + ", ".join(SCENARIO_GENERATIVE))
         checked_device(device)
         self.inst, self.loss_name = inst, loss
         self.objective = ScenarioObjective(inst)
-        self.point = loss in ("mse", "spo+")
         self.scenarios = 1 if self.point else scenarios
         self.kind = "point" if self.point else generative
         self.epochs, self.batch_size, self.lr, self.seed = epochs, batch_size, lr, seed
@@ -308,6 +347,53 @@ class ScenarioTrainer:
         self.model: nn.Module | None = None
         self._oracles: dict[int, object] = {}
         self._best: dict[int, np.ndarray] = {}
+
+    # ------------------------------------------------------------------ checkpoints
+    def save(self, path: str | Path) -> None:
+        """Write the fitted model with what rebuilds it and replays its decisions (kind, sizes,
+        S and the seed its scenarios are drawn with), so `dfl eval` reports the regret
+        `dfl train` did; atomically (temp file + rename), like `Trainer.save`."""
+        if self.model is None:
+            raise DflError("the trainer has no model yet: call fit() first")
+        state = {
+            "format": SCENARIO_CHECKPOINT_FORMAT,
+            "model_hash": self.inst.model.hash,
+            "model_name": self.inst.model.name,
+            "generative": {"kind": self.kind, "dim": self.model.dim,
+                           "n_features": self.model.n_features, "hidden": self.hidden},
+            "scenarios": self.scenarios,
+            "seed": self.seed,
+            "loss": self.loss_name,
+            # buffers too: the scaler's loc/scale are part of the density
+            "state_dict": {k: v.detach().cpu() for k, v in self.model.state_dict().items()},
+            "history": self.history.epochs,
+        }
+        write_atomic(Path(path), lambda handle: torch.save(state, handle))
+
+    @classmethod
+    def from_checkpoint(cls, path: str | Path, inst, *, device: str = "cpu",
+                        console: Console | None = None) -> ScenarioTrainer:
+        """The trainer `save` wrote, fitted and ready to decide; refuses a checkpoint of another
+        model or a predictor's checkpoint (`read_checkpoint`)."""
+        from .generative import make_generative
+
+        state = read_checkpoint(path, inst, SCENARIO_CHECKPOINT_FORMAT)
+        spec = state["generative"]
+        size = sum(entity.size for entity in inst.uncertain)
+        if spec["dim"] != size:  # same model text, other instance data (e.g. fewer assets)
+            raise DflError(f"this checkpoint's model draws {spec['dim']} uncertain values per "
+                           f"scenario; with this instance data `{inst.model.name}` has {size}",
+                           hint="give the instance data it was trained with (--data)",
+                           filename=str(path))
+        trainer = cls(inst, state["loss"], seed=state["seed"], scenarios=state["scenarios"],
+                      generative=spec["kind"], hidden=spec["hidden"], device=device,
+                      console=console, progress=False)
+        trainer.model = make_generative(spec["kind"], spec["dim"], spec["n_features"],
+                                        spec["hidden"])
+        trainer.model.load_state_dict(state["state_dict"])
+        trainer.model.to(trainer.device)
+        trainer.history.epochs = list(state["history"])
+        return trainer
 
     # ------------------------------------------------------------------ solving
     def oracle(self, n_scenarios: int):
@@ -330,7 +416,9 @@ class ScenarioTrainer:
         return xi.double().cpu()
 
     def decide(self, features: np.ndarray) -> np.ndarray:
-        return self.oracle(self.scenarios).solve(self.scenarios_for(features))
+        """Decisions under S scenarios drawn with a fixed seed, solved from a cold start: a
+        function of the model and the features alone, which a checkpoint reproduces."""
+        return self.oracle(self.scenarios).solve(self.scenarios_for(features), cold=True)
 
     def risk_regret(self, data) -> float:
         """Relative regret of the model's risk objective on `data`'s true scenario sets."""
@@ -338,7 +426,7 @@ class ScenarioTrainer:
 
         key = id(data)
         if key not in self._best:
-            self._best[key] = self.oracle(data.draws.shape[1]).solve(data.draws)
+            self._best[key] = self.oracle(data.draws.shape[1]).solve(data.draws, cold=True)
         return relative_risk_regret(self.objective, self.decide(data.features),
                                     self._best[key], data.draws)
 
