@@ -63,6 +63,33 @@ def test_violated_bounds_are_named_by_variable():
     assert sol.extra["total_violation"] == pytest.approx(3.0, abs=1e-5)  # x=2, y=1: cap by 3
 
 
+TRANSPORT = """set ORIG; set DEST; param supply{ORIG}; param demand{DEST}; param cost{ORIG, DEST};
+var ship{ORIG, DEST} >= 0;
+minimize total_cost: 3 + sum{i in ORIG, j in DEST} cost[i, j] * ship[i, j];
+subject to supply_limit{i in ORIG}: sum{j in DEST} ship[i, j] <= supply[i];
+subject to meet_demand{j in DEST}: sum{i in ORIG} ship[i, j] >= demand[j];
+"""
+
+
+def test_empty_sets_leave_the_empty_point_at_the_objective_constant(tmp_path):
+    """No variables: the empty point is the solution, at the objective's constant (as highs
+    reports it); a row whose constant bounds exclude 0 is the violation of that point."""
+    model = tmp_path / "transp.opt"
+    model.write_text(TRANSPORT)
+    empty = {"ORIG": [], "DEST": ["a"], "supply": [], "cost": []}
+    for demand, status, violations in ((0, "optimal", None), (1, "relaxed", {"meet_demand[a]": 1})):
+        data = tmp_path / "data.json"
+        data.write_text(json.dumps({**empty, "demand": [demand]}))
+        result = CliRunner().invoke(app, ["solve", str(model), "--data", str(data),
+                                          "--backend", "flexqp", "--json"])
+        assert result.exit_code == 0, result.output
+        got = json.loads(result.stdout)
+        assert got["status"] == status and got["objective"] == 3.0
+        assert got["variables"] == {"ship": {}} and got.get("violations") == violations
+    inst = dfl.parse(TRANSPORT, "m.opt").bind({**empty, "demand": [0]})
+    assert inst.solve("flexqp").duals["meet_demand"].tolist() == [0.0]
+
+
 def test_integer_models_are_refused():
     from dfl_dsl.errors import DflError
 

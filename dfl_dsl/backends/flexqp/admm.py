@@ -249,6 +249,8 @@ def solve(qp: QPBatch, policy=None, settings: Settings | None = None,
     batch as they finish, so the batch costs the sum of its problems' iterations, not B × the
     slowest one's. `work`: a dict of buffers kept across calls (see LinearSystem)."""
     s = settings or Settings()
+    if qp.n == 0:
+        return _no_columns(qp, s)
     start = time.perf_counter()
     full, D = qp.row_scaled()
     state = initial_state(full, warm)
@@ -300,6 +302,21 @@ def solve(qp: QPBatch, policy=None, settings: Settings | None = None,
                   violation=qp.violation(x), r_prim=res.r_prim, r_dual=res.r_dual,
                   mu=out.mu * D, extra={"total_iterations": it, "polished": out.polished,
                                         "factors": out.factors})
+
+
+def _no_columns(qp: QPBatch, s: Settings) -> Result:
+    """A batch without variables (a model whose sets are all empty): the empty point is the
+    only point, and each row reads 0 ∈ [l, u]. It is optimal with zero duals, or `relaxed`
+    where a row's bounds exclude 0 (no other point violates less). Nothing to iterate — and
+    the iterations' reductions over the columns would be over nothing."""
+    zero = torch.zeros_like(qp.lo)
+    violation = qp.violation(qp.q, zero)
+    status = ["relaxed" if r else "optimal" for r in (violation > s.eps_abs).any(-1).tolist()]
+    none = zero.new_zeros(qp.batch)
+    return Result(x=torch.zeros_like(qp.q), z=zero, y=zero.clone(), status=status,
+                  iterations=torch.zeros(qp.batch, dtype=torch.long, device=zero.device),
+                  violation=violation, r_prim=none, r_dual=none, mu=torch.full_like(zero, s.mu),
+                  extra={"total_iterations": 0, "polished": 0, "factors": None})
 
 
 def _check(run: Running, res: Residuals, out: Outcome, it: int, adaptive: bool,

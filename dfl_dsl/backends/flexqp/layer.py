@@ -73,6 +73,8 @@ class _FlexQPFn(torch.autograd.Function):
     @staticmethod
     def backward(ctx, g):
         P, q, A, lo, hi, x, y = ctx.saved_tensors
+        if x.shape[-1] == 0:  # no variables (the model's sets are empty): x depends on nothing
+            return (None,) * 6
         names = ("P", "q", "A", "lo", "hi")
         wanted = tuple(n for n, need in zip(names, ctx.needs_input_grad, strict=False) if need)
         runner = ctx.runner

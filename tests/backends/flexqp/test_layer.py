@@ -157,3 +157,13 @@ def test_the_layer_runs_on_cuda():
     gpu.sum().backward()
     assert qc.grad.is_cuda and torch.isfinite(qc.grad).all()
     assert _relative(gpu.detach().cpu(), cpu) < 1e-6
+
+
+def test_a_model_without_variables_gives_empty_decisions_and_no_gradient():
+    text = """set I; param c{I} : predicted; param k : predicted; var x{I} >= 0;
+              minimize f: sum{i in I} c[i] * x[i]; s.t. r: sum{i in I} x[i] >= k;"""
+    layer = bind(text, {"I": [], "c": [], "k": 0}).layer(backend="flexqp")
+    k = torch.tensor([0.0, 2.0], dtype=torch.float64, requires_grad=True)
+    x = layer(c=torch.zeros(2, 0, dtype=torch.float64), k=k)
+    assert x.shape == (2, 0) and layer.last_result.status == ["optimal", "relaxed"]
+    x.sum().backward()  # nothing depends on k
