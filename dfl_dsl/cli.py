@@ -203,11 +203,32 @@ def train(
         bool, typer.Option("--distributed",
                            help="Data-parallel training across the ranks torchrun starts.")
     ] = False,
-    save: Annotated[Path | None, typer.Option(help="Write the trained predictor here.")] = None,
+    scenarios: Annotated[
+        int | None, typer.Option(help="`uncertain` params, gen-dfl | nll: scenarios per sample "
+                                 "that each decision is taken against (S). Default: 16.",
+                                 show_default=False)
+    ] = None,
+    beta: Annotated[
+        float | None, typer.Option(help="`uncertain` params, gen-dfl: weight β of the Gen-DFL "
+                                   "term in β · Gen-DFL + NLL. Default: 10.", show_default=False)
+    ] = None,
+    generative: Annotated[
+        str | None, typer.Option(help="`uncertain` params, gen-dfl | nll: flow (conditional "
+                                 "RealNVP) | vae (conditional VAE). Default: flow.",
+                                 show_default=False)
+    ] = None,
+    hidden: Annotated[
+        int | None, typer.Option(help="`uncertain` params, gen-dfl | nll: hidden width of the "
+                                 "generative model's networks. Default: 128.",
+                                 show_default=False)
+    ] = None,
+    save: Annotated[Path | None, typer.Option(
+        help="Write the trained predictor (or generative model) here, for `dfl eval`.")] = None,
     plot: Annotated[Path | None, typer.Option(help="Save the training curve as PNG.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
-    """Train a predictor of MODEL's `predicted` params for decision quality; print regret."""
+    """Train a predictor of MODEL's `predicted` params for decision quality, or a generative
+    model of its `uncertain` params for risk-aware decisions; print the regret."""
     import json
 
     from .learn.session import train_command
@@ -217,7 +238,8 @@ def train(
         batch_size=batch_size, lr=lr, optimizer=optimizer, weight_decay=weight_decay,
         cautious_wd=cautious_wd, device=device, seed=seed, processes=processes, save=save,
         plot=plot, console=err if as_json else out, progress=True, executor=executor,
-        ray_address=ray_address, distributed=distributed, oracle=oracle,
+        ray_address=ray_address, distributed=distributed, oracle=oracle, scenarios=scenarios,
+        beta=beta, generative=generative, hidden=hidden,
     )
     if as_json and result is not None:  # under --distributed, rank 0 reports
         print(json.dumps(result))
@@ -232,7 +254,8 @@ def evaluate(
     test_file: Annotated[Path | None, typer.Option("--test", help="Test file (.npz).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
-    """Evaluate a trained predictor's normalized regret on a test set."""
+    """Evaluate a checkpoint on a test set: a predictor's normalized regret, or, for a model
+    with `uncertain` params, the relative risk regret `dfl train` reports."""
     import json
 
     from .learn.session import eval_command

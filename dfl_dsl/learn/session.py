@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 import time
 from pathlib import Path
 
@@ -17,7 +15,13 @@ from ..model import load
 from ..outputs import checked_output
 from .dataset import DFLData, ScenarioData
 from .recipe import find_recipe, run_generator
-from .trainer import ScenarioTrainer, Trainer, load_checkpoint
+from .trainer import (
+    SCENARIO_LOSSES,
+    ScenarioTrainer,
+    Trainer,
+    load_checkpoint,
+    write_atomic,
+)
 
 
 def _instance_and_data(model_path: Path, data, train_file, test_file):
@@ -60,27 +64,49 @@ def train_command(model_path: Path, data, train_file, test_file, *, loss: str, p
                   cautious_wd: bool, device: str, seed: int, processes: int, save, plot,
                   console: Console, progress: bool = True, executor: str = "processes",
                   ray_address: str | None = None, distributed: bool = False,
-                  oracle: str = "auto") -> dict | None:
+                  oracle: str = "auto", scenarios: int | None = None, beta: float | None = None,
+                  generative: str | None = None, hidden: int | None = None) -> dict | None:
     """`dfl train`; under --distributed every rank trains and only rank 0 reports (the
-    others return None)."""
+    others return None). The generative options (`scenarios`, `beta`, `generative`, `hidden`)
+    are None when not given: the ScenarioTrainer's defaults then apply."""
     for path, suffix in ((save, None), (plot, ".png")):
         if path is not None and suffix and Path(path).suffix.lower() != suffix:
             raise DflError(f"--plot writes a PNG file: {path} should end in {suffix}")
     checked_output(save, "--save")
     checked_output(plot, "--plot")
     inst, train, test = _instance_and_data(model_path, data, train_file, test_file)
+    generative_options = {"scenarios": scenarios, "beta": beta, "generative": generative,
+                          "hidden": hidden}
     if isinstance(train, ScenarioData):
-        if distributed or executor != "processes":
-            raise DflError("--distributed and --executor ray train predictors of `predicted` "
-                           "params; models with `uncertain` params train in one process",
-                           filename=str(model_path))
-        return _train_scenarios(inst, train, test, loss=loss, epochs=epochs,
-                                batch_size=batch_size, lr=lr, device=device, seed=seed,
-                                save=save, plot=plot, console=console, progress=progress)
+        _refuse_options(
+            {"--predictor": predictor != "linear", "--optimizer": optimizer != "adam",
+             "--weight-decay": weight_decay != 0, "--cautious-wd": cautious_wd,
+             "--processes": processes != 1, "--executor": executor != "processes",
+             "--ray-address": ray_address is not None, "--oracle": oracle != "auto",
+             "--distributed": distributed},
+            "only for predictors of `predicted` params; a model with `uncertain` params trains "
+            "a generative (or point) model of them, in one process", model_path)
+        if loss in ("mse", "spo+"):
+            _refuse_options({"--scenarios": scenarios is not None,
+                             "--generative": generative is not None,
+                             "--hidden": hidden is not None},
+                            f"only for --loss gen-dfl or nll; --loss {loss} decides with a "
+                            "point forecast as one scenario", model_path)
+        if loss in SCENARIO_LOSSES and loss != "gen-dfl":
+            _refuse_options({"--beta": beta is not None},
+                            f"weighs the Gen-DFL term, only with --loss gen-dfl (not {loss})",
+                            model_path)
+        return _train_scenarios(
+            inst, train, test, loss=loss, epochs=epochs, batch_size=batch_size, lr=lr,
+            device=device, seed=seed, save=save, plot=plot, console=console, progress=progress,
+            options={k: v for k, v in generative_options.items() if v is not None})
     if loss in ("gen-dfl", "nll"):
         raise DflError(f"--loss {loss} learns the distribution of `uncertain` params; this model "
                        "has none", hint="mark them `: uncertain`, or use spo+, pfyl, dbb, nce, mse",
                        filename=str(model_path))
+    _refuse_options({f"--{k}": v is not None for k, v in generative_options.items()},
+                    "only for models with `uncertain` params (a generative model's scenarios); "
+                    "this model's are `predicted`", model_path)
     shard = None
     if distributed:
         from . import distributed as dist
@@ -123,34 +149,49 @@ def train_command(model_path: Path, data, train_file, test_file, *, loss: str, p
     return result
 
 
+def _refuse_options(given: dict[str, bool], why: str, model_path: Path) -> None:
+    """Exit 2 naming each option in `given` that was set, and `why` it has no effect here: an
+    option silently ignored would read as if it had shaped the run."""
+    names = [name for name, is_set in given.items() if is_set]
+    if names:
+        raise DflError(f"{', '.join(names)}: {why}", filename=str(model_path))
+
+
 def _train_scenarios(inst, train: ScenarioData, test: ScenarioData | None, *, loss: str,
                      epochs: int, batch_size: int, lr: float, device: str, seed: int, save, plot,
-                     console: Console, progress: bool) -> dict:
+                     console: Console, progress: bool, options: dict) -> dict:
     """`dfl train` for a model with `uncertain` params: a generative (or point) model of them,
-    decisions under the model's risk measure, the relative risk regret on the test set."""
-    if save is not None:
-        raise DflError("--save keeps predictors of `predicted` params; checkpoints of generative "
-                       "models are not supported yet")
+    decisions under the model's risk measure, the relative risk regret on the test set;
+    `options` are the ScenarioTrainer settings the user gave (S, β, the model and its size)."""
     trainer = ScenarioTrainer(inst, loss, epochs=epochs, batch_size=batch_size, lr=lr,
-                              device=device, seed=seed, console=console, progress=progress)
+                              device=device, seed=seed, console=console, progress=progress,
+                              **options)
     start = time.perf_counter()
     history = trainer.fit(train, test, "test" if test is not None else "val")
     elapsed = time.perf_counter() - start
-    objective = trainer.objective
     on = test if test is not None else train
     result = {
         "regret": trainer.risk_regret(on),
         "regret_on": "test" if test is not None else "train",
-        "metric": f"relative {objective.measure} regret",
-        "alpha": objective.alpha,
-        "scenarios": trainer.scenarios,
-        "true_scenarios": int(on.draws.shape[1]),
+        **_scenario_fields(trainer, on),
         **_run_fields(loss, epochs, elapsed, history),
     }
+    if save is not None:
+        trainer.save(save)
+        result["checkpoint"] = str(save)
     if plot is not None:
         result["plot"] = _plot(history, plot, inst, loss)
     _print_summary(result, console)
     return result
+
+
+def _scenario_fields(trainer: ScenarioTrainer, on: ScenarioData) -> dict:
+    """What `dfl train` and `dfl eval` both report about a risk regret: the metric, S and
+    the number of true scenarios it was measured on."""
+    objective = trainer.objective
+    return {"metric": f"relative {objective.measure} regret", "alpha": objective.alpha,
+            "generative": trainer.kind, "scenarios": trainer.scenarios,
+            "true_scenarios": int(on.draws.shape[1])}
 
 
 def _run_fields(loss: str, epochs: int, elapsed: float, history) -> dict:
@@ -197,9 +238,7 @@ def eval_command(model_path: Path, data, checkpoint: Path, test_file, *, console
                                            test_file, test_file)
     test = test if test is not None else train
     if isinstance(test, ScenarioData):
-        raise DflError("`dfl eval` reads checkpoints of predictors of `predicted` params; this "
-                       "model's params are `uncertain` (train and evaluate with `dfl train`)",
-                       filename=str(model_path))
+        return _eval_scenarios(inst, checkpoint, test, test_file, console=console)
     predictor = load_checkpoint(checkpoint, inst)
     first = next((m for m in predictor.modules() if isinstance(m, nn.Linear)), None)
     if first is not None:
@@ -216,6 +255,20 @@ def eval_command(model_path: Path, data, checkpoint: Path, test_file, *, console
     regret = normalized_regret(oracle, theta_hat.numpy(), test.theta, test.w, test.z)
     console.print(f"normalized regret: [bold]{regret:.4f}[/bold] on {len(test)} samples")
     return {"regret": regret, "samples": len(test), "checkpoint": str(checkpoint)}
+
+
+def _eval_scenarios(inst, checkpoint: Path, test: ScenarioData, test_file, *,
+                    console: Console) -> dict:
+    """`dfl eval` for a model with `uncertain` params: the saved model decides with the S and
+    sampling seed it was trained with, so the regret is the one `dfl train` reported."""
+    trainer = ScenarioTrainer.from_checkpoint(checkpoint, inst, console=console)
+    _check_features(test, trainer.model.n_features, test_file)
+    result = {"regret": trainer.risk_regret(test), **_scenario_fields(trainer, test),
+              "loss": trainer.loss_name, "samples": len(test), "checkpoint": str(checkpoint)}
+    at = f" at α = {result['alpha']}" if result["alpha"] is not None else ""
+    console.print(f"{result['metric']}{at} ({result['true_scenarios']} true scenarios per "
+                  f"sample): [bold]{result['regret']:.4f}[/bold] on {len(test)} samples")
+    return result
 
 
 def generate_command(problem: str, out_file: Path, instance: Path | None, *, num_data: int,
@@ -239,22 +292,10 @@ def generate_command(problem: str, out_file: Path, instance: Path | None, *, num
     checked_output(out_file, "--out")
     checked_output(instance, "--instance")
     data = run_generator(problem, args)
-    _write_atomic(Path(out_file), lambda f: np.savez(f, **data.arrays()))
+    write_atomic(Path(out_file), lambda f: np.savez(f, **data.arrays()))
     if instance is not None:
         import json
 
-        _write_atomic(Path(instance), lambda f: f.write(json.dumps(data.instance).encode()))
+        write_atomic(Path(instance), lambda f: f.write(json.dumps(data.instance).encode()))
     console.print(f"wrote {num_data} samples to {out_file}"
                   + (f" and the instance to {instance}" if instance else ""))
-
-
-def _write_atomic(path: Path, write) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=path.suffix, dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            write(handle)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
