@@ -31,7 +31,7 @@ def greedy(weights: np.ndarray, k: int) -> float:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--docs", type=int, default=2000)
     ap.add_argument("--words", type=int, default=300)
     ap.add_argument("--topics", type=int, default=40)

@@ -11,7 +11,7 @@ import numpy as np
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--m", type=int, default=200)
     ap.add_argument("--n", type=int, default=60)
     ap.add_argument("--r", type=int, default=3)
