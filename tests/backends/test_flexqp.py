@@ -63,6 +63,25 @@ def test_violated_bounds_are_named_by_variable():
     assert sol.extra["total_violation"] == pytest.approx(3.0, abs=1e-5)  # x=2, y=1: cap by 3
 
 
+def test_an_unbounded_model_is_unbounded_through_the_cli(tmp_path):
+    """OSQP's certificate ends the diverging iterations early (it ran to the iteration cap and
+    said `feasible`); no point, exit 1, as the highs and cvxpy backends report it."""
+    model = tmp_path / "unb.opt"
+    model.write_text("var x >= 0; var y; maximize f: x + y; subject to c: x - y <= 3;")
+    result = CliRunner().invoke(app, ["solve", str(model), "--backend", "flexqp", "--json"])
+    assert result.exit_code == 1, result.output
+    got = json.loads(result.stdout)
+    assert got["status"] == "unbounded" and got["objective"] is None and got["variables"] == {}
+    assert got["iterations"] <= 60
+
+
+def test_an_infeasible_model_unbounded_on_its_least_violating_points_is_unbounded():
+    # x <= -1 and x >= 1 can't both hold, and y falls freely whatever x: no `relaxed` answer
+    text = "var x; var y; minimize f: -y; s.t. lo: x >= 1; s.t. hi: x <= -1;"
+    sol = dfl.parse(text, "m.opt").bind({}).solve("flexqp")
+    assert sol.status == "unbounded" and sol.x is None
+
+
 TRANSPORT = """set ORIG; set DEST; param supply{ORIG}; param demand{DEST}; param cost{ORIG, DEST};
 var ship{ORIG, DEST} >= 0;
 minimize total_cost: 3 + sum{i in ORIG, j in DEST} cost[i, j] * ship[i, j];

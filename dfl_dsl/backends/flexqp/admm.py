@@ -15,6 +15,12 @@ slack z = Ax — clipping to [l, u] followed by soft-thresholding of what is lef
 dual step. The duals stay in [−μ, μ], which is why |yᵢ| = μᵢ on a violated row tells when μ is
 too small: `solve` then raises μ on those rows (×`mu_growth`, warm-started) until the total
 violation stops falling (status `relaxed`) or vanishes (status `optimal`).
+
+The relaxation is always feasible, not always bounded: when the objective falls without bound
+along a direction that no row's violation grows on, the iterates diverge and OSQP's certificate
+of dual infeasibility (Stellato et al. 2020, §3.4) on the step between two checks ends the
+problem with status `unbounded`; when it falls along a direction that some rows' violation does
+grow on, but by less than μ, μ is too small for exactness and grows.
 """
 
 from __future__ import annotations
@@ -53,6 +59,8 @@ class Settings:
     mu: float = 1e3  # penalty on the row-scaled constraints
     mu_growth: float = 10.0
     mu_max: float = 1e10
+    # OSQP's tolerance of its certificate of dual infeasibility (eps_dual_inf, §3.4)
+    eps_unbounded: float = 1e-4
     time_limit: float | None = None
     # OSQP's polishing (§4.2), tried while iterating: at a check where a running problem's
     # guess of its active rows (from its iterates) has nearly settled, solve its QP on those
@@ -104,7 +112,8 @@ class Result:
     x: torch.Tensor
     z: torch.Tensor
     y: torch.Tensor  # duals of the original (unscaled) rows: Px + q + Aᵀy = 0
-    status: list[str]  # per problem: optimal | relaxed | feasible (iteration/time limit)
+    # per problem: optimal | relaxed | unbounded | feasible (iteration/time limit)
+    status: list[str]
     iterations: torch.Tensor  # (B,) iterations each problem needed
     violation: torch.Tensor  # (B, m) dist(Ax, [l, u]) in the original units
     r_prim: torch.Tensor
@@ -198,13 +207,15 @@ class Running:
     guess: torch.Tensor | None = None  # (B, m) int8 active-row guess at the last check
     tried: torch.Tensor | None = None  # (B,) polished once without success
     warm: bool = False  # started from an earlier solution (its first guess is worth a try)
+    x_check: torch.Tensor | None = None  # (B, n) x at the last check
 
     def select(self, keep: torch.Tensor) -> Running:
         return Running(self.qp.select(keep), self.state.select(keep), self.params.select(keep),
                        self.lin.select(keep) if self.lin is not None else None,
                        self.index[keep], self.last_violation[keep],
                        self.guess[keep] if self.guess is not None else None,
-                       self.tried[keep] if self.tried is not None else None, self.warm)
+                       self.tried[keep] if self.tried is not None else None, self.warm,
+                       self.x_check[keep] if self.x_check is not None else None)
 
 
 @dataclass
@@ -216,6 +227,7 @@ class Outcome:
     iterations: torch.Tensor
     done: torch.Tensor
     relaxed: torch.Tensor
+    unbounded: torch.Tensor
     polished: int = 0
     factors: Factors | SchurFactors | None = None  # polishing's, for the backward pass
 
@@ -226,7 +238,7 @@ class Outcome:
         return cls(State(torch.empty_like(like.x), torch.empty_like(like.z),
                          torch.empty_like(like.y)), torch.empty_like(mu),
                    torch.full((B,), max_iter, dtype=torch.long, device=device), flags,
-                   flags.clone())
+                   flags.clone(), flags.clone())
 
     def store(self, run: Running, rows, it: int | None = None, relaxed=None) -> None:
         at = run.index[rows]
@@ -283,6 +295,9 @@ def solve(qp: QPBatch, policy=None, settings: Settings | None = None,
         res = Residuals.of(run.qp, run.state)
         if check:
             keep = _check(run, res, out, it, policy is not None, s, work, schur)
+            if run.x_check is not None and (keep is None or bool(keep.any())):
+                keep = _unbounded(run, out, it, s, keep)
+            run.x_check = run.state.x
             if keep is not None:
                 if not bool(keep.any()):
                     break
@@ -294,8 +309,9 @@ def solve(qp: QPBatch, policy=None, settings: Settings | None = None,
             run.lin = None
     if not bool(out.done.all()):  # iteration or time limit: the points reached so far
         out.store(run, slice(None))
-    status = ["relaxed" if r else "optimal" if d else "feasible"
-              for d, r in zip(out.done.tolist(), out.relaxed.tolist(), strict=True)]
+    status = ["unbounded" if u else "relaxed" if r else "optimal" if d else "feasible"
+              for d, r, u in zip(out.done.tolist(), out.relaxed.tolist(),
+                                 out.unbounded.tolist(), strict=True)]
     x, z, y = out.state.x, out.state.z, out.state.y
     res = Residuals.of(full, out.state)
     return Result(x=x, z=z / D, y=y * D, status=status, iterations=out.iterations,
@@ -359,17 +375,60 @@ def _check(run: Running, res: Residuals, out: Outcome, it: int, adaptive: bool,
                          | (p.mu_ref >= s.mu_max).any(-1))
         bump = conv & has & ~settled
         if bump.any():
-            grow = bump.unsqueeze(-1)
-            factor = torch.where(grow, s.mu_growth, 1.0).to(p.mu.dtype)
-            p.mu_ref = (p.mu_ref * factor).clamp(max=s.mu_max)
-            p.mu = torch.where(grow, p.mu_ref, p.mu)
-            p.mu_free = p.mu_free & ~grow
+            _grow_mu(p, bump, s)
             run.last_violation = torch.where(bump, total, run.last_violation)
     finished = conv & ~bump
     if not bool(finished.any()):
         return None
     out.store(run, finished, it, has[finished])
     return ~finished
+
+
+def _grow_mu(p: Params, grow: torch.Tensor, s: Settings) -> None:
+    """μ ×`mu_growth` (up to `mu_max`) on the problems `grow` (B,), one μ for all their rows
+    from now on."""
+    grow = grow.unsqueeze(-1)
+    factor = torch.where(grow, s.mu_growth, 1.0).to(p.mu.dtype)
+    p.mu_ref = (p.mu_ref * factor).clamp(max=s.mu_max)
+    p.mu = torch.where(grow, p.mu_ref, p.mu)
+    p.mu_free = p.mu_free & ~grow
+
+
+def _unbounded(run: Running, out: Outcome, it: int, s: Settings,
+               live: torch.Tensor | None) -> torch.Tensor | None:
+    """OSQP's certificate of dual infeasibility (Stellato et al. 2020, §3.4) on the step δx the
+    iterates took since the last check (it tends to the direction along which they diverge;
+    every condition scales with ‖δx‖, so a step of several iterations serves as well as one):
+
+        ‖Pδx‖∞ ≤ ε‖δx‖∞,   qᵀδx < −ε‖δx‖∞,   Aδx within ε‖δx‖∞ of the recession cone of [l, u]
+
+    (0 on a row with both bounds, ≥ 0 with a lower bound only, ≤ 0 with an upper bound only).
+    Then the objective falls without bound along δx while no row's violation grows: the QP is
+    unbounded — and an infeasible one is unbounded on its points of least violation, so it has
+    no `relaxed` answer either. The problems so certified go to `out`. When instead only the
+    relaxed objective falls along δx, qᵀδx + Σᵢ μᵢ dist(aᵢᵀδx, cone) < −ε‖δx‖∞ (its recession
+    slope), the rows that leave the cone don't weigh enough: μ grows, as when a violated row's
+    dual sits at μ. Of the problems `live` (None: all), returns those that keep running (None:
+    all of them)."""
+    qp, dx = run.qp, run.state.x - run.x_check
+    tol = s.eps_unbounded * dx.abs().amax(-1)
+    slope = (qp.q * dx).sum(-1)
+    falls = (slope < -tol) & (qp.Px(dx).abs().amax(-1) <= tol)
+    if live is not None:
+        falls = falls & live
+    if not bool(falls.any()):  # (normal problems: one sync, a few ops)
+        return live
+    Adx = qp.Ax(dx)
+    gap = Adx.clamp(min=0) * torch.isfinite(qp.hi) + (-Adx).clamp(min=0) * torch.isfinite(qp.lo)
+    unbounded = falls & (gap.amax(-1) <= tol)
+    short = falls & ~unbounded & (slope + (run.params.mu * gap).sum(-1) < -tol)
+    if bool(short.any()):
+        _grow_mu(run.params, short, s)
+    if not bool(unbounded.any()):
+        return live
+    out.store(run, unbounded, it, False)
+    out.unbounded[run.index[unbounded]] = True
+    return ~unbounded if live is None else live & ~unbounded
 
 
 def _settling(run: Running, conv: torch.Tensor, pinned: torch.Tensor | None,

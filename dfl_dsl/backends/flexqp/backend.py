@@ -2,7 +2,9 @@
 
 A feasible model gets status `optimal`; an infeasible one gets status `relaxed`, the point of
 least L1 violation, and each violated row with its violation (`violations` in --json). The CLI
-exits 0 for `relaxed`: the answer is a usable point, and the violations say what it breaks.
+exits 0 for `relaxed`: the answer is a usable point, and the violations say what it breaks. A
+model whose objective is unbounded below (on its points of least violation, when infeasible)
+gets status `unbounded` and no point, as the other backends report it (the CLI exits 1).
 """
 
 from __future__ import annotations
@@ -54,7 +56,9 @@ def solve_instance(inst, *, time_limit=None, seed=None, device: str = "cpu",
     x = result.x[0].double().cpu().numpy()
     y = result.y[0].double().cpu().numpy()
     status = result.status[0]
-    raw = RawResult(status, x, dense.objective(x, theta),
+    if status == "unbounded":  # the last iterate is only a point along the ray: no solution
+        x = None
+    raw = RawResult(status, x, dense.objective(x, theta) if x is not None else None,
                     row_duals=y[: form.m] if status == "optimal" else None,
                     message=f"FlexQP ADMM, {int(result.iterations[0])} iterations")
     solution = to_solution(inst, form, raw, "flexqp", time.perf_counter() - start)

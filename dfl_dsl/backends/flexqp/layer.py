@@ -96,7 +96,9 @@ class _FlexQPFn(torch.autograd.Function):
 
 
 class Runner:
-    """Forward solves with warm starts from the previous call (same batch size)."""
+    """Forward solves with warm starts from the previous call (same batch size). A problem of
+    the batch that is unbounded has no decision to return or to differentiate: the call raises
+    a DflError naming it (`last_result` has every problem's status)."""
 
     def __init__(self, policy, settings: Settings, warm_start: bool) -> None:
         self.policy = policy
@@ -111,8 +113,16 @@ class Runner:
         warm = self.last if self.warm_start and self.last is not None \
             and self.last.x.shape == qp.q.shape else None
         result = solve(qp, self.policy, self.settings, warm, self.work)
-        self.last = State(result.x, result.z, result.y)
         self.last_result = result
+        unbounded = [i for i, status in enumerate(result.status) if status == "unbounded"]
+        if unbounded:
+            raise DflError(f"{len(unbounded)} of the batch's {qp.batch} QPs are unbounded (first:"
+                           f" {', '.join(map(str, unbounded[:10]))}): the objective falls without"
+                           " bound along a direction the constraints allow, so there is no "
+                           "decision to return",
+                           hint="bound the variables, or keep the predicted params where the "
+                           "objective is bounded")
+        self.last = State(result.x, result.z, result.y)
         return result
 
 

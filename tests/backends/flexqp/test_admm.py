@@ -1,5 +1,6 @@
 """The batched ADMM: shared and per-problem matrices agree, warm starts cut iterations, μ grows
-until the relaxation is exact, the prox is the L1 penalty's, float32 and CUDA."""
+until the relaxation is exact, unbounded problems are certified, the prox is the L1 penalty's,
+float32 and CUDA."""
 
 from __future__ import annotations
 
@@ -143,6 +144,25 @@ def test_mu_grows_until_a_feasible_qp_reaches_its_optimum():
     assert result.status == ["optimal"]
     assert float(result.x[0, 0]) == pytest.approx(0.0, abs=1e-7)
     assert float(result.mu[0, 0]) >= 100 and float(result.y[0, 0]) == pytest.approx(100, rel=1e-6)
+
+
+@pytest.mark.parametrize("policy", [default_policy(), None])
+def test_unbounded_problems_of_a_batch_are_certified_and_leave_it(policy):
+    # min qᵀx over x >= 0: unbounded exactly when some q_i < 0 (however slightly)
+    q = [[1.0, 2.0], [-1.0, 1.0], [1.0, -1e-3], [0.0, 0.0]]
+    qp = QPBatch.from_numpy(np.zeros((2, 2)), q, np.eye(2), [0.0, 0.0], [np.inf, np.inf])
+    result = solve(qp, policy, TIGHT)
+    assert result.status == ["optimal", "unbounded", "unbounded", "optimal"]
+    assert int(result.iterations.max()) <= 60
+
+
+def test_mu_grows_when_only_the_relaxation_is_unbounded():
+    # min −1e6·x s.t. x <= 1: the optimal dual 1e6 exceeds μ = 1e3, so the relaxed objective
+    # −1e6·x + μ(x − 1)₊ falls without bound; the iterates diverged to the iteration cap
+    qp = QPBatch.from_numpy(np.zeros((1, 1)), [[-1e6]], [[1.0]], [-np.inf], [1.0])
+    result = solve(qp, default_policy(), TIGHT)
+    assert result.status == ["optimal"] and float(result.mu[0, 0]) >= 1e6
+    assert float(result.x[0, 0]) == pytest.approx(1.0, abs=1e-9)
 
 
 def test_prox_moves_towards_the_interval_by_at_most_t():

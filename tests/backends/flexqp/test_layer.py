@@ -167,3 +167,16 @@ def test_a_model_without_variables_gives_empty_decisions_and_no_gradient():
     x = layer(c=torch.zeros(2, 0, dtype=torch.float64), k=k)
     assert x.shape == (2, 0) and layer.last_result.status == ["optimal", "relaxed"]
     x.sum().backward()  # nothing depends on k
+
+
+def test_an_unbounded_problem_in_the_batch_is_an_error_naming_it():
+    from dfl_dsl.errors import DflError
+
+    text = """set I; param c{I} : predicted; var x{I} >= 0;
+              minimize f: sum{i in I} c[i] * x[i]; s.t. r: sum{i in I} x[i] >= 1;"""
+    layer = bind(text, {"I": [1, 2], "c": [1, 1]}).layer(backend="flexqp")
+    c = torch.tensor([[1.0, 2.0], [-1.0, 1.0], [2.0, 1.0]], dtype=torch.float64)
+    with pytest.raises(DflError, match=r"1 of the batch's 3 QPs are unbounded \(first: 1\)"):
+        layer(c)
+    assert layer.last_result.status == ["optimal", "unbounded", "optimal"]
+    np.testing.assert_allclose(layer(c[[0, 2]]), [[1.0, 0.0], [0.0, 1.0]], atol=1e-7)
