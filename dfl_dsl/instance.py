@@ -103,15 +103,15 @@ class Instance:
     def solve(self, backend: str = "auto", *, time_limit: float | None = None,
               seed: int | None = None, **options):
         """Solve with `backend` (auto: the best for the model's class) -> Solution."""
-        from .backends import load_backend, pick
+        from .backends import check_options, load_backend, pick
 
         try:
             name = pick(self.klass, backend)
         except DflError as exc:
             raise exc.located(self.model.filename, None) from None
-        return load_backend(name).solve_instance(
-            self, time_limit=time_limit, seed=seed, **options
-        )
+        solve = load_backend(name).solve_instance
+        check_options(name, solve, options)
+        return solve(self, time_limit=time_limit, seed=seed, **options)
 
     def layer(self, method: str = "dbb", *, backend: str | None = None, **options):
         """A torch module from predicted params (leading batch axis) to decisions; `backend`

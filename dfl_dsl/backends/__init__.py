@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Callable, Mapping
 from importlib import import_module
+
+from ..errors import DflError
 
 # name -> (module, classes it accepts); modules are imported only when used
 REGISTRY: dict[str, tuple[str, frozenset[str]]] = {
@@ -36,7 +40,6 @@ def accepting(klass) -> list[str]:
 
 def pick(klass, requested: str = "auto") -> str:
     """The backend to use: the best for the class, or the one asked for if it can."""
-    from ..errors import DflError
     from ..words import article
 
     able = accepting(klass)
@@ -67,3 +70,20 @@ _PLANNED = {"cvxpy", "pyomo", "highs", "flexqp", "obcd", "fw", "aapga"}
 def load_backend(name: str):
     module, _ = REGISTRY[name]
     return import_module(f"{__name__}.{module}")
+
+
+def check_options(backend: str, fn: Callable, options: Mapping[str, object]) -> None:
+    """Refuse the options `fn` — a backend's `solve_instance`, or the function it forwards
+    its options to — does not take: an option of another backend (`--write` is pyomo's,
+    `--variant` Frank–Wolfe's) or a misspelled one would otherwise be ignored silently, or
+    reach the solver as a TypeError. A function taking **kwargs checks where it forwards."""
+    params = inspect.signature(fn).parameters
+    if any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        return
+    takes = sorted(name for name, p in params.items()
+                   if p.kind is p.KEYWORD_ONLY and name not in ("time_limit", "seed"))
+    for name in options:
+        if name not in takes:
+            raise DflError(f"backend `{backend}` takes no option `{name}`",
+                           hint="its options: " + ", ".join(takes) if takes else
+                           "it takes only a time limit and a seed")

@@ -397,7 +397,7 @@ def round_solution(form: SCMForm, frac: np.ndarray, *, roundings: int = 8,
     return x, float(form.value(x)[0])
 
 
-def solve_instance(inst, *, time_limit=None, seed=None, device: str = "cpu", **_):
+def solve_instance(inst, *, time_limit=None, seed=None, device: str = "cpu"):
     start = time.perf_counter()
     form = build_scm(inst)
     frac, _, bound, iterations = maximize_relaxation(form, device=device)

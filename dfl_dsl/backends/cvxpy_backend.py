@@ -204,7 +204,7 @@ _STATUS = {
 }
 
 
-def solve_instance(inst, *, time_limit=None, seed=None, **_):
+def solve_instance(inst, *, time_limit=None, seed=None):
     start = time.perf_counter()
     built = build(inst)
     if built.theta is not None:

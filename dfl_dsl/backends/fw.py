@@ -328,7 +328,7 @@ def _lambda_max(P: sp.csr_array) -> float:
 
 
 def solve_instance(inst, *, time_limit=None, seed=None, variant: str = "pairwise",
-                   tol: float = 1e-6, **_):
+                   tol: float = 1e-6):
     start = time.perf_counter()
     form = inst.linear_form()
     if form.is_mip:

@@ -193,7 +193,7 @@ def solve(form: LinearForm, *, theta=None, time_limit=None, seed=None) -> tuple[
     return result, time.perf_counter() - start
 
 
-def solve_instance(inst, *, time_limit=None, seed=None, **_):
+def solve_instance(inst, *, time_limit=None, seed=None):
     """Solve a bound instance with HiGHS -> Solution (values in the model's names)."""
     start = time.perf_counter()
     form = inst.linear_form()

@@ -201,7 +201,7 @@ def _row_duals(results, m: int) -> np.ndarray | None:
     return duals
 
 
-def solve_instance(inst, *, time_limit=None, seed=None, write: Path | None = None, **_):
+def solve_instance(inst, *, time_limit=None, seed=None, write: Path | None = None):
     """Solve a bound instance through Pyomo -> Solution; `write` also saves the model as
     .lp, .mps or .nl (checked before anything is built)."""
     start = time.perf_counter()

@@ -41,7 +41,7 @@ def policy_named(name, device):
 
 def solve_instance(inst, *, time_limit=None, seed=None, device: str = "cpu",
                    dtype: str = "float64", policy="deep", eps: float = 1e-9,
-                   max_iter: int = 50_000, **_):
+                   max_iter: int = 50_000):
     start = time.perf_counter()
     if dtype not in DTYPES:
         raise DflError(f"unknown dtype `{dtype}`", hint="choose float64 or float32")
