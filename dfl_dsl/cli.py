@@ -9,13 +9,14 @@ from __future__ import annotations
 import functools
 import os
 import sys
+import warnings
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.console import Console
 
-from .errors import DflError, InfeasibleError
+from .errors import DataWarning, DflError, InfeasibleError
 
 app = typer.Typer(
     name="dfl",
@@ -41,13 +42,29 @@ DataOpt = Annotated[
 ]
 
 
+def _show_warning(fallback):
+    """Print a `DataWarning` as it is written (FILE:LINE:COL: warning: ...) on stderr; others
+    as Python would."""
+
+    def show(message, category, *args, **kwargs):
+        if issubclass(category, DataWarning):
+            err.print(str(message), markup=False, highlight=False, soft_wrap=True)
+        else:
+            fallback(message, category, *args, **kwargs)
+
+    return show
+
+
 def guarded(fn):
     """Turn user errors into exit 2 and 'no solution' into exit 1, without tracebacks."""
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         try:
-            return fn(*args, **kwargs)
+            with warnings.catch_warnings():
+                warnings.simplefilter("always", DataWarning)
+                warnings.showwarning = _show_warning(warnings.showwarning)
+                return fn(*args, **kwargs)
         except DflError as exc:
             err.print(exc.format(), markup=False, highlight=False, soft_wrap=True)
             raise typer.Exit(2) from None

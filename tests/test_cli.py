@@ -152,3 +152,15 @@ def test_backend_that_does_not_accept_the_class_exits_2(tmp_path):
     result = runner.invoke(app, ["solve", str(model), "--json"])
     assert result.exit_code == 0
     assert json.loads(result.stdout)["objective"] == pytest.approx(0.5**0.5, rel=1e-6)
+
+
+def test_a_misspelled_data_key_is_a_located_warning(tmp_path):
+    model, data = tmp_path / "m.opt", tmp_path / "d.json"
+    model.write_text("param lo default 0;\nvar x >= lo;\nminimize c: x;\n")
+    data.write_text('{\n  "low": 5\n}\n')
+    result = runner.invoke(app, ["solve", str(model), "--data", str(data), "--json"])
+    assert result.exit_code == 0
+    assert json.loads(result.stdout)["objective"] == 0.0  # `lo` took its default
+    assert f"{data}:2:3: warning: the model has no set or param `low`" in _err(result)
+    assert "did you mean `lo`?" in _err(result)
+    assert "DataWarning" not in _err(result)  # printed as written, not as Python's warning
