@@ -142,8 +142,8 @@ def solve(
 
     from .devices import checked_device
     from .model import load
-    from .outputs import checked_output
-    from .solution_report import print_solution, write_json_atomic
+    from .outputs import checked_output, write_atomic
+    from .solution_report import print_solution
 
     if time_limit is not None and not time_limit > 0:  # (nan too)
         raise DflError("--time-limit must be positive")
@@ -167,7 +167,7 @@ def solve(
             raise typer.Exit(1)
         raise InfeasibleError(_no_solution_message(sol))
     if output is not None:
-        write_json_atomic(output, payload)
+        write_atomic(output, lambda handle: handle.write(json.dumps(payload, indent=1).encode()))
 
 
 def _no_solution_message(sol) -> str:

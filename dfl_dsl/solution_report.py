@@ -2,11 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
-from pathlib import Path
-
 import numpy as np
 from rich.console import Console
 from rich.markup import escape
@@ -46,17 +41,3 @@ def print_solution(sol, console: Console) -> None:
     for key, value in sol.extra.items():
         if key != "iis":
             console.print(f"{key}: {value}", markup=False)
-
-
-def write_json_atomic(path: Path, payload: dict) -> None:
-    """Write to a temporary file beside `path`, then rename: never a half-written file."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as handle:
-            json.dump(payload, handle, indent=1)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

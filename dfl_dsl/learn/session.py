@@ -12,7 +12,7 @@ from torch import nn
 
 from ..errors import DataError, DflError
 from ..model import load
-from ..outputs import checked_output
+from ..outputs import checked_output, write_atomic
 from .dataset import DFLData, ScenarioData
 from .recipe import find_recipe, run_generator
 from .trainer import (
@@ -20,7 +20,6 @@ from .trainer import (
     ScenarioTrainer,
     Trainer,
     load_checkpoint,
-    write_atomic,
 )
 
 

@@ -3,13 +3,9 @@
 from __future__ import annotations
 
 import math
-import os
-import tempfile
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
 
 import numpy as np
 import torch
@@ -19,6 +15,7 @@ from torch import nn
 
 from ..devices import checked_device
 from ..errors import DflError
+from ..outputs import write_atomic
 from .dataset import DFLData
 from .distributed import Shard
 from .losses import LOSSES
@@ -227,20 +224,6 @@ class Trainer:
     def _shape(self) -> tuple[int, int]:
         first = next((m for m in self.predictor.modules() if isinstance(m, nn.Linear)), None)
         return (None if first is None else first.in_features), self.oracle.n_theta
-
-
-def write_atomic(path: Path, write: Callable[[BinaryIO], object]) -> None:
-    """Let `write` fill a temp file beside `path`, then rename it over `path`: a failure
-    halfway (a full disk, an interrupt) leaves the old file, or none, never half a new one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=path.suffix, dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            write(handle)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def read_checkpoint(path: str | Path, inst, expected: str) -> dict:
