@@ -171,7 +171,11 @@ def solve(
 
 
 def _no_solution_message(sol) -> str:
-    text = f"no solution: the problem is {sol.status.replace('_', ' ')}"
+    if sol.status == "error":  # e.g. a time limit hit before any feasible point
+        text = "no solution: the solver stopped without a feasible point" + (
+            f" ({sol.message})" if sol.message else "")
+    else:
+        text = f"no solution: the problem is {sol.status.replace('_', ' ')}"
     iis = sol.extra.get("iis")
     if iis:
         text += "\nan irreducible infeasible subset of rows: " + ", ".join(iis[:20])

@@ -164,3 +164,16 @@ def test_a_misspelled_data_key_is_a_located_warning(tmp_path):
     assert f"{data}:2:3: warning: the model has no set or param `low`" in _err(result)
     assert "did you mean `lo`?" in _err(result)
     assert "DataWarning" not in _err(result)  # printed as written, not as Python's warning
+
+
+def test_no_solution_message_for_a_solver_that_stopped_without_one():
+    from types import SimpleNamespace
+
+    from dfl_dsl.cli import _no_solution_message
+
+    stopped = SimpleNamespace(status="error", message="Time limit reached", extra={})
+    assert _no_solution_message(stopped) == (
+        "no solution: the solver stopped without a feasible point (Time limit reached)")
+    infeasible = SimpleNamespace(status="infeasible", message="", extra={"iis": ["a", "b"]})
+    assert _no_solution_message(infeasible) == (
+        "no solution: the problem is infeasible\nan irreducible infeasible subset of rows: a, b")
