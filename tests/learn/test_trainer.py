@@ -157,15 +157,10 @@ def test_checkpoint_reproduces_predictions(trained, sp_inst, split, tmp_path):
     assert load_checkpoint(path, sp_inst, module) is module
 
 
-def test_the_checkpoint_loads_with_weights_only(trained, sp_inst, tmp_path, monkeypatch):
-    path = tmp_path / "ckpt.pt"
-    trained.save(path)
-    state = torch.load(path, weights_only=True)
-    assert state["format"] == CHECKPOINT_FORMAT
-    assert state["model_hash"] == sp_inst.model.hash
-    assert state["predictor"] == {"kind": "mlp", "n_features": 5, "n_outputs": 40, "hidden": 8}
-    assert len(state["history"]) == 1
-    calls = []
+@pytest.fixture
+def torch_load_calls(monkeypatch) -> list[dict]:
+    """The keyword arguments of every `torch.load` in the test (a spy that still loads)."""
+    calls: list[dict] = []
     real_load = torch.load
 
     def spy(*args, **kwargs):
@@ -173,8 +168,20 @@ def test_the_checkpoint_loads_with_weights_only(trained, sp_inst, tmp_path, monk
         return real_load(*args, **kwargs)
 
     monkeypatch.setattr(torch, "load", spy)
+    return calls
+
+
+def test_the_checkpoint_loads_with_weights_only(trained, sp_inst, tmp_path,
+                                                torch_load_calls):
+    path = tmp_path / "ckpt.pt"
+    trained.save(path)
+    state = torch.load(path, weights_only=True)
+    assert state["format"] == CHECKPOINT_FORMAT
+    assert state["model_hash"] == sp_inst.model.hash
+    assert state["predictor"] == {"kind": "mlp", "n_features": 5, "n_outputs": 40, "hidden": 8}
+    assert len(state["history"]) == 1
     load_checkpoint(path, sp_inst)
-    assert calls and all(kw.get("weights_only") is True for kw in calls)
+    assert torch_load_calls and all(kw.get("weights_only") is True for kw in torch_load_calls)
 
 
 def test_loading_refuses_a_checkpoint_of_another_model(trained, sp_inst, tmp_path):
@@ -296,7 +303,7 @@ def test_scenario_checkpoint_replays_the_regret(portfolio, tmp_path, loss, gener
 
 
 def test_the_scenario_checkpoint_holds_what_rebuilds_it(scenario_trained, portfolio, tmp_path,
-                                                        monkeypatch):
+                                                        torch_load_calls):
     inst, _ = portfolio
     path = tmp_path / "gen.pt"
     scenario_trained.save(path)
@@ -309,16 +316,8 @@ def test_the_scenario_checkpoint_holds_what_rebuilds_it(scenario_trained, portfo
     # the scaler's buffers are part of the density: a model without them samples in wrong units
     torch.testing.assert_close(state["state_dict"]["scaler.loc"],
                                scenario_trained.model.scaler.loc.cpu())
-    calls = []
-    real_load = torch.load
-
-    def spy(*args, **kwargs):
-        calls.append(kwargs)
-        return real_load(*args, **kwargs)
-
-    monkeypatch.setattr(torch, "load", spy)
     ScenarioTrainer.from_checkpoint(path, inst)
-    assert calls and all(kw.get("weights_only") is True for kw in calls)
+    assert torch_load_calls and all(kw.get("weights_only") is True for kw in torch_load_calls)
 
 
 def test_a_scenario_checkpoint_of_another_model_or_instance_is_refused(scenario_trained,
