@@ -239,9 +239,9 @@ def train(
                                  show_default=False)
     ] = None,
     hidden: Annotated[
-        int | None, typer.Option(help="`uncertain` params, gen-dfl | nll: hidden width of the "
-                                 "generative model's networks. Default: 128.",
-                                 show_default=False)
+        int | None, typer.Option(help="Hidden width: of the generative model's networks "
+                                 "(`uncertain` params, gen-dfl | nll; Default: 128.) or of "
+                                 "--predictor mlp (Default: 64.).", show_default=False)
     ] = None,
     save: Annotated[Path | None, typer.Option(
         help="Write the trained predictor (or generative model) here, for `dfl eval`.")] = None,

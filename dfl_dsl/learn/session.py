@@ -103,9 +103,13 @@ def train_command(model_path: Path, data, train_file, test_file, *, loss: str, p
         raise DflError(f"--loss {loss} learns the distribution of `uncertain` params; this model "
                        "has none", hint="mark them `: uncertain`, or use spo+, pfyl, dbb, nce, mse",
                        filename=str(model_path))
-    _refuse_options({f"--{k}": v is not None for k, v in generative_options.items()},
+    _refuse_options({f"--{k}": v is not None for k, v in generative_options.items()
+                     if k != "hidden"},
                     "only for models with `uncertain` params (a generative model's scenarios); "
                     "this model's are `predicted`", model_path)
+    _refuse_options({"--hidden": hidden is not None and predictor != "mlp"},
+                    "the hidden width of --predictor mlp (or of a generative model); the "
+                    f"{predictor} predictor has no hidden layer", model_path)
     shard = None
     if distributed:
         from . import distributed as dist
@@ -118,7 +122,7 @@ def train_command(model_path: Path, data, train_file, test_file, *, loss: str, p
             optimizer=optimizer, weight_decay=weight_decay, cautious_wd=cautious_wd,
             device=device, seed=seed, processes=processes, executor=executor,
             ray_address=ray_address, shard=shard, console=console, progress=progress,
-            oracle=oracle,
+            oracle=oracle, **({"hidden": hidden} if hidden is not None else {}),
         )
         start = time.perf_counter()
         history = trainer.fit(train, test, "test" if test is not None else "val")

@@ -68,6 +68,8 @@ class Trainer:
                            hint="use one of: " + ", ".join(OPTIMIZERS))
         if not 0 <= weight_decay < math.inf:
             raise DflError(f"--weight-decay must be a finite number >= 0, got {weight_decay}")
+        if hidden < 1:
+            raise DflError(f"--hidden must be >= 1, got {hidden}")
         checked_device(device)
         self.inst = inst
         self.oracle = Oracle(inst, processes=processes, executor=executor,

@@ -3,15 +3,19 @@ JSON output, checkpoints and plots, and exit 2 with a clear message on user erro
 
 from __future__ import annotations
 
+import inspect
 import json
 import shutil
 
 import numpy as np
 import pytest
+import torch
+import typer
 from _learn_helpers import SHORTEST_PATH
 from typer.testing import CliRunner
 
 from dfl_dsl.cli import app
+from dfl_dsl.learn.trainer import Trainer
 
 runner = CliRunner()
 MODEL = str(SHORTEST_PATH)
@@ -151,3 +155,23 @@ def test_generate_mistakes_exit_2(tmp_path):
     assert result.exit_code == 2 and "--instance" in _stderr(result)
     assert "is a folder" in _stderr(result)
     assert list(tmp_path.iterdir()) == [tmp_path / "sub"]
+
+
+def test_hidden_sets_the_mlp_predictors_width(files, tmp_path):
+    ckpt = tmp_path / "mlp.pt"
+    result = runner.invoke(app, ["train", MODEL, "--data", str(files["instance"]),
+                                 "--train", str(files["train"]), "--epochs", "1",
+                                 "--predictor", "mlp", "--hidden", "8", "--save", str(ckpt)])
+    assert result.exit_code == 0, result.output
+    assert torch.load(ckpt, weights_only=True)["predictor"]["hidden"] == 8
+    result = runner.invoke(app, ["train", MODEL, "--data", str(files["instance"]),
+                                 "--train", str(files["train"]), "--predictor", "mlp",
+                                 "--hidden", "0"])
+    assert result.exit_code == 2 and "--hidden must be >= 1" in _stderr(result)
+
+
+def test_the_help_states_the_mlp_predictors_default_width():
+    default = inspect.signature(Trainer).parameters["hidden"].default
+    train = typer.main.get_command(app).commands["train"]
+    assert f"--predictor mlp (Default: {default}.)" in {p.name: p.help for p in train.params}[
+        "hidden"]

@@ -184,12 +184,19 @@ def test_option_mistakes_exit_2_and_write_no_checkpoint(files, tmp_path, args, w
     assert list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.parametrize("args", [["--scenarios", "4"], ["--beta", "1"], ["--generative", "flow"],
-                                  ["--hidden", "8"]], ids=lambda a: a[0])
+@pytest.mark.parametrize("args", [["--scenarios", "4"], ["--beta", "1"], ["--generative", "flow"]],
+                         ids=lambda a: a[0])
 def test_generative_options_on_a_predicted_model_exit_2(args):
     result = runner.invoke(app, ["train", SHORTEST_PATH, "--epochs", "1", *args])
     assert result.exit_code == 2 and "Traceback" not in result.output
     assert f"{args[0]}: only for models with `uncertain` params" in _stderr(result)
+
+
+def test_hidden_on_a_predicted_model_needs_the_mlp_predictor():
+    result = runner.invoke(app, ["train", SHORTEST_PATH, "--epochs", "1", "--hidden", "8"])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert "--hidden: the hidden width of --predictor mlp" in _stderr(result)
+    assert "the linear predictor has no hidden layer" in _stderr(result)
 
 
 def test_a_failed_save_leaves_no_checkpoint(files, tmp_path, monkeypatch):
