@@ -37,7 +37,7 @@ def to_solution(inst, form: LinearForm, raw: RawResult, backend: str, elapsed: f
         duals = {}
         for name, start, count in form.row_names:
             if not name.startswith("#") and "@" not in name:
-                duals[name] = form.sign * row_duals[start : start + count]
+                duals[name] = form.sign * row_duals[start : start + count] + 0.0  # no -0.0
     solution = Solution(raw.status, objective, x, backend, elapsed, inst, raw.gap, duals,
                         raw.message)
     if raw.iis_rows:
