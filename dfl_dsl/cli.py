@@ -156,7 +156,9 @@ def solve(
         options["device"] = checked_device(device)
     if variant is not None:
         options["variant"] = variant
-    sol = inst.solve(backend, time_limit=time_limit, seed=seed, **options)
+    with _working(f"solving {Path(model).name}" + (f" with {backend}" if backend != "auto"
+                                                   else "")):
+        sol = inst.solve(backend, time_limit=time_limit, seed=seed, **options)
     payload = sol.to_json()
     if as_json:
         print(json.dumps(payload))
@@ -168,6 +170,18 @@ def solve(
         raise InfeasibleError(_no_solution_message(sol))
     if output is not None:
         write_atomic(output, lambda handle: handle.write(json.dumps(payload, indent=1).encode()))
+
+
+def _working(what: str):
+    """A spinner with the elapsed time on stderr while a solve runs (an OBCD or FlexQP solve
+    can take its whole time limit); drawn only on a terminal and erased when done, so piped
+    or --json output is untouched."""
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    progress = Progress(SpinnerColumn(), TextColumn(what), TimeElapsedColumn(), console=err,
+                        transient=True)
+    progress.add_task(what, total=None)
+    return progress
 
 
 def _no_solution_message(sol) -> str:
