@@ -287,6 +287,9 @@ def evaluate(
     data: DataOpt = None,
     checkpoint: Annotated[Path, typer.Option(help="A checkpoint from `dfl train --save`.")] = ...,
     test_file: Annotated[Path | None, typer.Option("--test", help="Test file (.npz).")] = None,
+    device: Annotated[str, typer.Option(
+        help="cpu | cuda: where the predictor (or generative model) runs; a generative model "
+        "replays training's regret exactly on the device it was trained on.")] = "cpu",
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Evaluate a checkpoint on a test set: a predictor's normalized regret, or, for a model
@@ -295,7 +298,8 @@ def evaluate(
 
     from .learn.session import eval_command
 
-    result = eval_command(model, data, checkpoint, test_file, console=err if as_json else out)
+    result = eval_command(model, data, checkpoint, test_file, device=device,
+                          console=err if as_json else out)
     if as_json:
         print(json.dumps(result))
 

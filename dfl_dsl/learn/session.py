@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.table import Table
 from torch import nn
 
+from ..devices import checked_device
 from ..errors import DataError, DflError
 from ..model import load
 from ..outputs import checked_output, write_atomic
@@ -236,13 +237,15 @@ def _print_summary(result: dict, console: Console) -> None:
     )
 
 
-def eval_command(model_path: Path, data, checkpoint: Path, test_file, *, console: Console) -> dict:
+def eval_command(model_path: Path, data, checkpoint: Path, test_file, *, console: Console,
+                 device: str = "cpu") -> dict:
+    device = checked_device(device)
     inst, train, test = _instance_and_data(model_path, data, None if test_file is None else
                                            test_file, test_file)
     test = test if test is not None else train
     if isinstance(test, ScenarioData):
-        return _eval_scenarios(inst, checkpoint, test, test_file, console=console)
-    predictor = load_checkpoint(checkpoint, inst)
+        return _eval_scenarios(inst, checkpoint, test, test_file, device=device, console=console)
+    predictor = load_checkpoint(checkpoint, inst).to(device)
     first = next((m for m in predictor.modules() if isinstance(m, nn.Linear)), None)
     if first is not None:
         _check_features(test, first.in_features, test_file)
@@ -254,17 +257,19 @@ def eval_command(model_path: Path, data, checkpoint: Path, test_file, *, console
     import torch
 
     with torch.no_grad():
-        theta_hat = predictor(torch.as_tensor(test.features, dtype=torch.float32)).double()
+        theta_hat = predictor(torch.as_tensor(test.features, dtype=torch.float32,
+                                              device=device)).double().cpu()
     regret = normalized_regret(oracle, theta_hat.numpy(), test.theta, test.w, test.z)
     console.print(f"normalized regret: [bold]{regret:.4f}[/bold] on {len(test)} samples")
     return {"regret": regret, "samples": len(test), "checkpoint": str(checkpoint)}
 
 
-def _eval_scenarios(inst, checkpoint: Path, test: ScenarioData, test_file, *,
+def _eval_scenarios(inst, checkpoint: Path, test: ScenarioData, test_file, *, device: str,
                     console: Console) -> dict:
     """`dfl eval` for a model with `uncertain` params: the saved model decides with the S and
-    sampling seed it was trained with, so the regret is the one `dfl train` reported."""
-    trainer = ScenarioTrainer.from_checkpoint(checkpoint, inst, console=console)
+    sampling seed it was trained with, so the regret is the one `dfl train` reported (on the
+    device it was trained on: another device's generator draws other scenarios)."""
+    trainer = ScenarioTrainer.from_checkpoint(checkpoint, inst, device=device, console=console)
     _check_features(test, trainer.model.n_features, test_file)
     result = {"regret": trainer.risk_regret(test), **_scenario_fields(trainer, test),
               "loss": trainer.loss_name, "samples": len(test), "checkpoint": str(checkpoint)}

@@ -80,6 +80,19 @@ def test_eval_reports_the_checkpoints_regret(files):
     assert payload["regret"] == pytest.approx(files["result"]["regret"], rel=1e-9)
 
 
+def test_eval_device_is_checked_before_any_work(files, monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    for device, words in (("tpu", "unknown device `tpu`"), ("cuda", "no CUDA device")):
+        result = runner.invoke(app, [
+            "eval", MODEL, "--data", str(files["instance"]), "--checkpoint", str(files["ckpt"]),
+            "--test", str(files["train"]), "--device", device])
+        assert result.exit_code == 2 and words in _stderr(result)
+    result = runner.invoke(app, [
+        "eval", MODEL, "--data", str(files["instance"]), "--checkpoint", str(files["ckpt"]),
+        "--test", str(files["train"]), "--device", "cpu", "--json"])
+    assert _json(result)["regret"] == pytest.approx(files["result"]["regret"], rel=1e-9)
+
+
 def test_eval_refuses_a_checkpoint_of_another_model(files, tmp_path):
     other = tmp_path / "other.opt"
     other.write_text(SHORTEST_PATH.read_text().replace("model shortest_path;",
