@@ -50,7 +50,10 @@ def checks(device: str) -> list[tuple[str, list[str], float]]:
         ("train_shortest_path", [*DFL, "train", str(sp), "--epochs", "2", "--device", device,
                                  "--json"], 90),
         ("train_gen_dfl_energy", [*DFL, "train", str(energy), "--loss", "gen-dfl", "--epochs",
-                                  "1", "--device", device, "--json"], 120),
+                                  "1", "--device", device, "--save", "gen.pt", "--json"], 120),
+        # replays the regret the training run printed, on the same device (same scenarios)
+        ("eval_gen_dfl_energy", [*DFL, "eval", str(energy), "--checkpoint", "gen.pt",
+                                 "--device", device, "--json"], 60),
         ("cuda_tests", [sys.executable, "-m", "pytest", "-q", "-x", "-k", "cuda or gpu",
                         str(ROOT / "tests")], 150),
     ]
