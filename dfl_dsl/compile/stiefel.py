@@ -20,6 +20,7 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 
+from ..ast import NOWHERE, Pos
 from ..errors import DflError
 from ..evaluate.nonlinear import NL, AtomNode
 from ..evaluate.poly import Poly
@@ -58,6 +59,7 @@ class StiefelForm:
     l1: float = 0.0
     l0: float = 0.0
     nonneg: bool = False
+    pos: Pos = NOWHERE  # the objective in the model, for errors about its values at a point
 
     def h(self, X: np.ndarray) -> float:
         if self.nonneg and np.any(X < 0):
@@ -71,9 +73,18 @@ class StiefelForm:
 
 def build_stiefel(inst) -> StiefelForm:
     """The StiefelForm of a bound STIEFEL model (the checker has already ruled out other
-    variables, constraints and nonsmooth terms that are not multiples of norm1/nnz)."""
+    variables, constraints and nonsmooth terms that are not multiples of norm1/nnz). What only
+    the data decides (X's bound, the penalties' weights) is checked here, so the errors are
+    located in the model file like the checker's."""
     if inst.klass.name != "STIEFEL":
         raise DflError(f"the obcd backend takes STIEFEL models, this one is {inst.klass.name}")
+    try:
+        return _build(inst, inst.model.objective.pos)
+    except DflError as exc:
+        raise exc.located(inst.model.filename, inst.model.source) from None
+
+
+def _build(inst, pos: Pos) -> StiefelForm:
     (var,) = inst.variables
     n, r = var.shape
     nonneg = _nonneg(var)
@@ -86,7 +97,7 @@ def build_stiefel(inst) -> StiefelForm:
         if node.name in _NONSMOOTH and _whole(node, n * r):
             w = float(sp.csr_array(matrix).sum())
             if w < 0:
-                raise DflError(f"the weight of `{node.name}(X)` must be nonnegative")
+                raise DflError(f"the weight of `{node.name}(X)` must be nonnegative", pos)
             weights[_NONSMOOTH[node.name]] += w
         else:
             smooth_terms.append((matrix, node))
@@ -96,9 +107,9 @@ def build_stiefel(inst) -> StiefelForm:
         if kron is not None:
             C, R = kron
             smooth = KronQuadratic(C, R, g.reshape(n, r), c0)
-            return StiefelForm(n, r, smooth, weights["l1"], weights["l0"], nonneg)
+            return StiefelForm(n, r, smooth, weights["l1"], weights["l0"], nonneg, pos)
     smooth = TorchSmooth(_torch_objective(H, g, c0, smooth_terms, n, r))
-    return StiefelForm(n, r, smooth, weights["l1"], weights["l0"], nonneg)
+    return StiefelForm(n, r, smooth, weights["l1"], weights["l0"], nonneg, pos)
 
 
 def _nonneg(var) -> bool:

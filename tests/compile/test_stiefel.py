@@ -71,10 +71,13 @@ def test_not_quadratic_goes_to_torch_and_matches_numpy():
     assert Xt.grad is not None and torch.isfinite(Xt.grad).all()
 
 
-def test_a_bound_other_than_zero_is_refused():
+def test_a_bound_other_than_zero_is_refused_in_the_model_file():
+    """Only the data says the bound is 1: the error is raised here, and (it was `<input>:8:5`)
+    names the model's file like the checker's errors."""
     inst, _ = _inst("var X[n, r] >= 1 in stiefel;", "sum_squares(A @ X)")
-    with pytest.raises(DflError, match=">= 0"):
+    with pytest.raises(DflError, match=">= 0") as info:
         build_stiefel(inst)
+    assert info.value.filename == inst.model.filename and info.value.pos.line == 8
 
 
 def test_nnz_in_the_language():
