@@ -330,6 +330,19 @@ def test_user_errors():
         obcd(form, restarts=None)
 
 
+def test_an_objective_outside_its_atoms_domain_is_a_located_error(tmp_path):
+    """`log(X)` is nan wherever an entry of X is negative: OBCD's safeguard rejects every
+    step and its stall test never passes on nan, so `dfl solve` ran forever. The start is
+    checked instead, and the error points at the objective (exit 2)."""
+    model = tmp_path / "m.opt"
+    model.write_text("var X[3, 2] in stiefel;\nminimize spread: sum(log(X));\n")
+    data = tmp_path / "m.json"
+    data.write_text("{}")
+    result = CliRunner().invoke(app, ["solve", str(model), "--data", str(data)])
+    assert result.exit_code == 2, result.output
+    assert f"{model}:2:10: error: the objective is nan at the starting point" in result.output
+
+
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 def test_cuda_matches_cpu(sparse_pca):
     spec, _, _ = sparse_pca

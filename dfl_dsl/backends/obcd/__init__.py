@@ -17,6 +17,7 @@ from __future__ import annotations
 import time
 
 from ...compile.stiefel import build_stiefel
+from ...errors import DflError
 from ...solution import Solution
 from .. import check_options
 from .solver import OBCDResult, obcd
@@ -31,7 +32,10 @@ def solve_instance(inst, *, time_limit=None, seed=None, device: str = "cpu", **o
     check_options("obcd", obcd, opts)
     start = time.perf_counter()
     form = build_stiefel(inst)
-    result = obcd(form, time_limit=time_limit, seed=seed, device=device, **opts)
+    try:
+        result = obcd(form, time_limit=time_limit, seed=seed, device=device, **opts)
+    except DflError as exc:
+        raise exc.located(inst.model.filename, inst.model.source) from None
     x = result.X.reshape(-1)
     what = "converged" if result.converged else "stopped"
     return Solution(

@@ -134,6 +134,12 @@ def _obcd(form, X0, k, strategy, score, batch, sample, time_limit, max_rounds, t
     model = make_model(form, Xt, majorize)
     hx = lambda Z: float(h_rows(Z.reshape(-1), form.l1, form.l0, form.nonneg))  # noqa: E731
     F = model.value() + hx(model.X)
+    if not np.isfinite(F):
+        raise DflError(
+            f"the objective is {F} at the starting point: an atom is evaluated outside its "
+            "domain there (`log` or `sqrt` of an entry of X, which ranges over [-1, 1] on the "
+            "Stiefel manifold, or over [0, 1] with `X >= 0`)",
+            form.pos, hint="keep the atoms' arguments positive on that range (e.g. `log(X + 2)`)")
     gen = torch.Generator().manual_seed(0 if seed is None else seed)
     count = max(1, min(n // k, batch or default_batch(n, k, strategy)))
     per_sweep = -(-(n + n % 2) // 2 // count) * max(1, n + n % 2 - 1)
