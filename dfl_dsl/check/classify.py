@@ -192,18 +192,20 @@ def _check_stiefel(checker: Checker, vars_: list[Indexed]) -> None:
         raise DflError(
             "a stiefel model minimizes f(X) + h(X)",
             objective.pos if objective else stiefel[0].decl.pos,
+            hint="minimize the negated objective: `maximize g: e;` is `minimize g: -(e);`"
+            if objective else None,
         )
     names = {v.name for v in stiefel}
-    for _, term in _terms(objective.body):
+    for sign, term in _terms(objective.body):
         info = checker.info(term)
         if not info.nonsmooth:
             if info.pdeg or info.udeg:
                 raise DflError("predicted params are not supported in stiefel models", term.pos)
             continue
-        if not _is_separable_penalty(checker, term, names):
+        if not _is_separable_penalty(checker, term, names) or sign < 0:
             raise DflError(
                 "the nonsmooth part of a stiefel objective must be a nonnegative multiple of "
-                "`norm1(X)` or `nnz(X)`",
+                "`norm1(X)` or `nnz(X)`" + (", and this one is subtracted" if sign < 0 else ""),
                 term.pos,
             )
 

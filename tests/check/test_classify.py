@@ -136,6 +136,8 @@ def test_predicted_and_scenario_flags() -> None:
          "can't have other variables"),
         ("var X[n, 2] in stiefel;\nmaximize o:\n  trace(X.T @ A @ X);", 2, "minimizes"),
         ("var X[n, 2] in stiefel;\nminimize o:\n  norm1(X) + norm2(X);", 3, "nonsmooth part"),
+        ("var X[n, 2] in stiefel;\nminimize o: -trace(X.T @ A @ X)\n  - 0.5 * norm1(X);", 3,
+         "this one is subtracted"),
     ],
 )
 def test_refused_models(body: str, line: int, message: str) -> None:
@@ -144,3 +146,10 @@ def test_refused_models(body: str, line: int, message: str) -> None:
         dfl.parse(HEAD + body + "\n", "m.opt")
     assert message in info.value.message
     assert info.value.pos.line == HEAD.count("\n") + line, str(info.value)
+
+
+def test_a_maximized_stiefel_model_is_told_how_to_minimize() -> None:
+    """PCA is naturally written `maximize`: the refusal says how to state it instead."""
+    with pytest.raises(dfl.DflError) as info:
+        dfl.parse(HEAD + "var X[n, 2] in stiefel;\nmaximize o: trace(X.T @ A @ X);\n", "m.opt")
+    assert info.value.hint is not None and "minimize g: -(e)" in info.value.hint
