@@ -149,19 +149,26 @@ def _terms(node: ast.Expr, sign: int = 1) -> Iterator[tuple[int, ast.Expr]]:
 
 
 def _is_scm(checker: Checker, node: ast.Expr) -> bool:
-    """Σ_j w_j φ_j(a_jᵀx), w ≥ 0, a ≥ 0, φ concave nondecreasing (sqrt, log1p, min(·, c))."""
+    """c0 + gᵀx + Σ_j w_j φ_j(a_jᵀx), w ≥ 0, a ≥ 0, φ concave nondecreasing (sqrt, log1p,
+    min(·, c)): what `compile.scm` builds, in the AMPL and the numpy style alike."""
     info = checker.info(node)
-    if info.is_data:
-        return True
     if info.pdeg or info.udeg:
         return False
+    if info.vdeg is not None and info.vdeg <= 1:  # data, or the modular part c0 + gᵀx
+        return True
     if isinstance(node, ast.Reduce):
         return node.op == "sum" and _is_scm(checker, node.body)
+    if isinstance(node, ast.Call) and node.func == "sum" and len(node.args) == 1:
+        return _is_scm(checker, node.args[0])  # numpy style: sum(sqrt(A @ x))
     if isinstance(node, ast.BinOp) and node.op == "+":
         return _is_scm(checker, node.left) and _is_scm(checker, node.right)
-    if isinstance(node, ast.BinOp) and node.op in "*/":
+    if isinstance(node, ast.BinOp) and node.op == "-":  # only a modular part is subtracted
+        right = checker.info(node.right)
+        return _is_scm(checker, node.left) and right.vdeg is not None and right.vdeg <= 1
+    if isinstance(node, ast.BinOp) and node.op in ("*", "/", "@"):
+        # `@` by nonnegative data is a weighted sum too: w @ sqrt(A @ x)
         left, right = checker.info(node.left), checker.info(node.right)
-        if left.is_data and left.sign.nonneg and node.op == "*":
+        if left.is_data and left.sign.nonneg and node.op != "/":
             return _is_scm(checker, node.right)
         if right.is_data and right.sign.nonneg:
             return _is_scm(checker, node.left)

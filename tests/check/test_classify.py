@@ -98,6 +98,11 @@ param A[n, n];
          "s.t. k: sum{i in I} x[i] <= 2;", "SCM"),
         ("var x{I} binary;\nmaximize o: 2 * log1p(sum{i in I} cw[i] * x[i]) + "
          "min(sum{i in I} x[i], 3);", "SCM"),
+        # the numpy style, weights by `@`, and a modular part added or subtracted
+        ("param W[2, n] >= 0;\nvar x[n] binary;\nmaximize o: sum(log1p(W @ x)) - 0.4 * sum(x);",
+         "SCM"),
+        ("param W[2, n] >= 0;\nvar x[n] binary;\nmaximize o: ones(2) @ sqrt(W @ x) + c[1];",
+         "SCM"),
         # stiefel
         ("var X[n, 2] in stiefel;\nminimize o: -trace(X.T @ A @ X) + 0.1 * norm1(X);", "STIEFEL"),
         ("var X[n, 2] >= 0 in stiefel;\nminimize o: sum_squares(A @ X);", "STIEFEL"),

@@ -31,6 +31,19 @@ def test_value_matches_the_formula():
     assert not form.feasible(x) and form.feasible(np.array([1, 0, 1, 0, 0, 0.0]))
 
 
+def test_numpy_style_model_with_a_subtracted_modular_part():
+    """`sum(log1p(A @ x)) - 0.4 * sum(x)` was refused as "a nonlinear objective" (the
+    classifier knew only `sum{...}` and `+`); it is c0 + gᵀx + Σ_r φ(a_rᵀx), g = -0.4."""
+    A = np.random.default_rng(3).random((3, 5))
+    inst = bind("param A[3, 5] >= 0;\nvar x[5] binary;\n"
+                "maximize v: sum(log1p(A @ x)) - 0.4 * sum(x);\ns.t. k: sum(x) <= 2;\n",
+                {"A": A.tolist()})
+    form = build_scm(inst)
+    x = np.array([1, 0, 0, 1, 0.0])
+    assert form.kind == "cardinality" and np.allclose(form.g, -0.4)
+    assert form.value(x)[0] == pytest.approx(np.log1p(A @ x).sum() - 0.8)
+
+
 def test_concave_by_row_kind():
     t = np.array([[4.0, 3.0, 5.0, -1.0]])
     phi = np.array([SQRT, LOG1P, MIN, SQRT])
