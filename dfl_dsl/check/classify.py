@@ -116,8 +116,9 @@ def _classify(checker: Checker) -> ModelClass:
             hint="the SCM class (maximize sum w*sqrt/log1p/min(a'x) over binary x) is; "
             "otherwise relax the integrality",
         )
-    tags = _smooth_polytope_tag(checker, vars_, obj) if affine_cons else ()
-    return make("SOCP", tags)
+    # no SMOOTH-POLYTOPE tag here: the fw backend works on the quadratic standard form
+    # (½xᵀPx + cᵀx), which `exp` or `log` has no place in
+    return make("SOCP")
 
 
 def _smooth_polytope_tag(checker: Checker, vars_: list[Indexed], obj: Info) -> tuple[str, ...]:

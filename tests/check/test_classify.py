@@ -90,6 +90,9 @@ param A[n, n];
         ("var v[n];\nminimize o: norm2(A @ v - 1);", "SOCP"),
         ("var x >= 0;\nmaximize o: log(x) - x;", "SOCP"),
         ("var x;\nminimize o: exp(x);", "SOCP"),
+        # smooth over the simplex, but not quadratic: the fw backend (quadratic forms) can't
+        # take it, so no SMOOTH-POLYTOPE tag (it had one, and `--backend fw` failed later)
+        ("var v[n] >= 0;\nminimize o: sum(exp(v));\ns.t. k: sum(v) == 1;", "SOCP"),
         ("var v[n];\nminimize o: sum(v);\ns.t. k: quad_form(v, P) <= 1;", "SOCP"),
         ("var x;\nminimize o: x;\ns.t. k: abs(x) <= 1;", "SOCP"),
         ("var x >= 0;\nminimize o: x;\ns.t. k: sqrt(x) >= 1;", "SOCP"),
