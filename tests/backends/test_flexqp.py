@@ -55,6 +55,14 @@ def test_float32_and_the_fixed_policy_solve_the_spec_qp():
     assert fixed.objective == pytest.approx(want, rel=1e-5)
 
 
+def test_float32_defaults_to_a_tolerance_it_can_reach():
+    # at float64's 1e-9 this ran its 50,000 iterations (~80 s) and ended `feasible`
+    sol = dfl.parse("var x >= 0; var y >= 0; minimize f: x + 2*y; s.t. e: x + y == 1;").bind(
+        {}).solve("flexqp", dtype="float32")
+    assert sol.status == "optimal" and sol.extra["iterations"] < 1000
+    assert sol.objective == pytest.approx(1.0, rel=1e-5)
+
+
 def test_violated_bounds_are_named_by_variable():
     text = """var x >= 2; var y; minimize f: (x - 1)^2 + y^2; s.t. cap: x + y <= 0;
               s.t. lowy: y >= 1;"""

@@ -22,6 +22,10 @@ from .forms import DenseForm
 from .policy import DeepPolicy, default_policy
 
 DTYPES = {"float64": torch.float64, "float32": torch.float32}
+# the default residual tolerance per dtype: 1e-9 is below float32's rounding (~1.2e-7 relative),
+# so a float32 solve held to it never converged and ran its 50,000 iterations (~80 s for a
+# two-variable LP) to end `feasible`
+DEFAULT_EPS = {"float64": 1e-9, "float32": 1e-5}
 
 
 def policy_named(name, device):
@@ -40,11 +44,13 @@ def policy_named(name, device):
 
 
 def solve_instance(inst, *, time_limit=None, seed=None, device: str = "cpu",
-                   dtype: str = "float64", policy="deep", eps: float = 1e-9,
+                   dtype: str = "float64", policy="deep", eps: float | None = None,
                    max_iter: int = 50_000):
+    """`eps`: the residual tolerance, by default `DEFAULT_EPS` of the dtype."""
     start = time.perf_counter()
     if dtype not in DTYPES:
         raise DflError(f"unknown dtype `{dtype}`", hint="choose float64 or float32")
+    eps = DEFAULT_EPS[dtype] if eps is None else eps
     if device.startswith("cuda") and not torch.cuda.is_available():
         raise DflError("CUDA was asked for but torch sees no GPU", hint="use --device cpu")
     form = build_linear(inst, reduce=False)  # bounds stay rows: each violation has its row
