@@ -44,6 +44,10 @@ from .kkt import (
 from .linsys import LinearSystem
 from .problem import QPBatch
 
+# the tightest residual tolerance float32 iterates reach reliably (its rounding is ~1.2e-7
+# relative); float64's defaults (1e-8, 1e-9) are below it, and such a solve never converges
+FLOAT32_EPS = 1e-5
+
 
 @dataclass
 class Settings:

@@ -17,15 +17,14 @@ import torch
 from ...compile.linear import build_linear
 from ...errors import DflError
 from ..common import RawResult, _row_labels, to_solution
-from .admm import Settings, solve
+from .admm import FLOAT32_EPS, Settings, solve
 from .forms import DenseForm
 from .policy import DeepPolicy, default_policy
 
 DTYPES = {"float64": torch.float64, "float32": torch.float32}
-# the default residual tolerance per dtype: 1e-9 is below float32's rounding (~1.2e-7 relative),
-# so a float32 solve held to it never converged and ran its 50,000 iterations (~80 s for a
-# two-variable LP) to end `feasible`
-DEFAULT_EPS = {"float64": 1e-9, "float32": 1e-5}
+# the default residual tolerance per dtype: held to 1e-9, a float32 solve never converged and
+# ran its 50,000 iterations (~80 s for a two-variable LP) to end `feasible`
+DEFAULT_EPS = {"float64": 1e-9, "float32": FLOAT32_EPS}
 
 
 def policy_named(name, device):

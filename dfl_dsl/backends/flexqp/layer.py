@@ -20,7 +20,7 @@ import torch
 from torch import nn
 
 from ...errors import DflError
-from .admm import Settings, State, initial_params, solve, step
+from .admm import FLOAT32_EPS, Settings, State, initial_params, solve, step
 from .forms import DenseForm
 from .kkt import Factors, Schur, SchurFactors, solve_active
 from .linsys import LinearSystem
@@ -144,7 +144,7 @@ def unrolled(qp: QPBatch, runner: Runner, iters: int) -> torch.Tensor:
 class FlexQPLayer(nn.Module):
     """Predicted params (leading batch axis) -> the QP's decisions, differentiable."""
 
-    def __init__(self, inst, *, diff: str = "implicit", policy="deep", eps: float = 1e-8,
+    def __init__(self, inst, *, diff: str = "implicit", policy="deep", eps: float | None = None,
                  max_iter: int = 20_000, warm_start: bool = True, unroll_iters: int = 50,
                  dtype: torch.dtype = torch.float64) -> None:
         super().__init__()
@@ -163,6 +163,8 @@ class FlexQPLayer(nn.Module):
         self.unroll_iters = unroll_iters
         self._policy_name = policy
         self._policy_for = policy_named
+        if eps is None:  # float64: 1e-8; float32 can't reach that (see FLOAT32_EPS)
+            eps = 1e-8 if dtype == torch.float64 else FLOAT32_EPS
         self.settings = Settings(eps_abs=eps, eps_rel=eps, max_iter=max_iter)
         self.warm_start = warm_start
         self._dense: dict = {}

@@ -180,3 +180,17 @@ def test_an_unbounded_problem_in_the_batch_is_an_error_naming_it():
         layer(c)
     assert layer.last_result.status == ["optimal", "unbounded", "optimal"]
     np.testing.assert_allclose(layer(c[[0, 2]]), [[1.0, 0.0], [0.0, 1.0]], atol=1e-7)
+
+
+def test_a_float32_layer_defaults_to_a_tolerance_it_can_reach():
+    from dfl_dsl.backends.flexqp.admm import FLOAT32_EPS
+    from dfl_dsl.backends.flexqp.layer import FlexQPLayer
+
+    inst = bind(QP_Q, _random_qp(3))
+    layer = FlexQPLayer(inst, dtype=torch.float32)
+    assert layer.settings.eps_abs == FLOAT32_EPS  # float64's 1e-8 never converged in float32
+    q = torch.as_tensor(np.random.default_rng(4).standard_normal((4, 8)), dtype=torch.float32)
+    x = layer(q)
+    assert layer.last_result.status == ["optimal"] * 4  # converged, not stopped by max_iter
+    ref = inst.layer(backend="flexqp")(q.double())
+    assert _relative(x.double(), ref) < 1e-3
