@@ -13,7 +13,7 @@ from ..errors import DflError
 from .atoms import SCM_CONCAVE
 from .checker import Checker
 from .dcp import culprit
-from .info import Info
+from .info import Info, Sign
 from .symbols import Indexed
 
 _DESCRIPTIONS = {
@@ -196,34 +196,35 @@ def _check_stiefel(checker: Checker, vars_: list[Indexed]) -> None:
             "a stiefel model has no constraints besides XᵀX = I (and `>= 0` on X)",
             checker.constraints[0].pos,
         )
-    if objective is None or objective.sense != "minimize":
-        raise DflError(
-            "a stiefel model minimizes f(X) + h(X)",
-            objective.pos if objective else stiefel[0].decl.pos,
-            hint="minimize the negated objective: `maximize g: e;` is `minimize g: -(e);`"
-            if objective else None,
-        )
+    if objective is None:
+        raise DflError("a stiefel model minimizes f(X) + h(X) (or maximizes f(X) - h(X))",
+                       stiefel[0].decl.pos)
     names = {v.name for v in stiefel}
+    penalized = 1 if objective.sense == "minimize" else -1  # h is added, or subtracted
     for sign, term in _terms(objective.body):
         info = checker.info(term)
         if not info.nonsmooth:
             if info.pdeg or info.udeg:
                 raise DflError("predicted params are not supported in stiefel models", term.pos)
             continue
-        if not _is_separable_penalty(checker, term, names) or sign < 0:
+        if not _is_separable_penalty(checker, term, names) or sign != penalized:
+            wrong = ", and this one is subtracted" if penalized > 0 else (
+                ", subtracted from a maximized objective, and this one is added")
             raise DflError(
                 "the nonsmooth part of a stiefel objective must be a nonnegative multiple of "
-                "`norm1(X)` or `nnz(X)`" + (", and this one is subtracted" if sign < 0 else ""),
+                "`norm1(X)` or `nnz(X)`" + (wrong if sign != penalized else ""),
                 term.pos,
             )
 
 
 def _is_separable_penalty(checker: Checker, node: ast.Expr, names: set[str]) -> bool:
+    """A data multiple of norm1(X) or nnz(X); a weight of unknown sign (`param lam;`) passes
+    here and the data's value is checked when the form is built (compile/stiefel.py)."""
     if isinstance(node, ast.BinOp) and node.op == "*":
         left, right = checker.info(node.left), checker.info(node.right)
-        if left.is_data and left.sign.nonneg:
+        if left.is_data and left.sign is not Sign.NONPOS:
             return _is_separable_penalty(checker, node.right, names)
-        if right.is_data and right.sign.nonneg:
+        if right.is_data and right.sign is not Sign.NONPOS:
             return _is_separable_penalty(checker, node.left, names)
         return False
     return (

@@ -60,6 +60,7 @@ class StiefelForm:
     l0: float = 0.0
     nonneg: bool = False
     pos: Pos = NOWHERE  # the objective in the model, for errors about its values at a point
+    maximize: bool = False  # the model maximizes −(f + h): the form holds its negation
 
     def h(self, X: np.ndarray) -> float:
         if self.nonneg and np.any(X < 0):
@@ -67,7 +68,7 @@ class StiefelForm:
         return float(self.l1 * np.abs(X).sum() + self.l0 * np.count_nonzero(X))
 
     def value(self, X: np.ndarray) -> float:
-        """F(X) = f(X) + h(X), the model's objective."""
+        """F(X) = f(X) + h(X), the minimized objective."""
         return self.smooth.value(X) + self.h(X)
 
 
@@ -85,31 +86,40 @@ def build_stiefel(inst) -> StiefelForm:
 
 
 def _build(inst, pos: Pos) -> StiefelForm:
+    """A maximized model becomes the minimization of its negation (OBCD minimizes), with
+    `maximize` set so the answer is reported in the model's sense."""
     (var,) = inst.variables
     n, r = var.shape
     nonneg = _nonneg(var)
+    maximize = inst.model.objective.sense == "maximize"
+    sign = -1.0 if maximize else 1.0
     objective = inst.compile().objective
     poly = objective.poly if isinstance(objective, NL) else objective
     terms = objective.terms if isinstance(objective, NL) else []
     weights = {"l1": 0.0, "l0": 0.0}
     smooth_terms = []
     for matrix, node in terms:
+        matrix = sign * sp.csr_array(matrix)
         if node.name in _NONSMOOTH and _whole(node, n * r):
-            w = float(sp.csr_array(matrix).sum())
+            w = float(matrix.sum())
             if w < 0:
-                raise DflError(f"the weight of `{node.name}(X)` must be nonnegative", pos)
+                raise DflError(f"the weight of `{node.name}(X)` must be nonnegative"
+                               + (" (it is subtracted: the model maximizes)" if maximize
+                                  else ""), pos)
             weights[_NONSMOOTH[node.name]] += w
         else:
             smooth_terms.append((matrix, node))
     H, g, c0 = _quadratic(poly, n * r)
+    H, g, c0 = sign * H, sign * g, sign * c0
+    smooth = None
     if not smooth_terms:
         kron = _kronecker(H, n, r)
         if kron is not None:
             C, R = kron
             smooth = KronQuadratic(C, R, g.reshape(n, r), c0)
-            return StiefelForm(n, r, smooth, weights["l1"], weights["l0"], nonneg, pos)
-    smooth = TorchSmooth(_torch_objective(H, g, c0, smooth_terms, n, r))
-    return StiefelForm(n, r, smooth, weights["l1"], weights["l0"], nonneg, pos)
+    if smooth is None:
+        smooth = TorchSmooth(_torch_objective(H, g, c0, smooth_terms, n, r))
+    return StiefelForm(n, r, smooth, weights["l1"], weights["l0"], nonneg, pos, maximize)
 
 
 def _nonneg(var) -> bool:

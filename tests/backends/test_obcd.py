@@ -235,6 +235,23 @@ def test_l0_sparse_pca_has_exact_zeros_and_an_honest_objective():
                                           + 2.0 * np.count_nonzero(X), rel=1e-12)
 
 
+def test_a_maximized_model_is_solved_and_reported_in_its_sense():
+    """PCA as it is usually written: the answer is the minimized model's, the objective the
+    model's own (the variance minus the penalty), recomputed from X."""
+    objective = "0.5 * trace(X.T @ C @ X) - lam * norm1(X)"
+    minimized, C = _small(f"-({objective})", lam=1.0)
+    maxed = bind(_MODEL.replace("{bound}", "").replace("{objective}", objective).replace(
+        "minimize loss", "maximize loss"), {"n": 12, "r": 3, "A": np.random.default_rng(5)
+                                            .standard_normal((12, 12)).tolist(), "lam": 1.0})
+    got = maxed.solve("obcd", seed=0, max_rounds=200)
+    ref = minimized.solve("obcd", seed=0, max_rounds=200)
+    X = got.value("X")
+    np.testing.assert_allclose(X, ref.value("X"), atol=1e-12)
+    assert got.objective == pytest.approx(-ref.objective, rel=1e-12)
+    assert got.objective == pytest.approx(0.5 * np.trace(X.T @ C @ X) - np.abs(X).sum(),
+                                          rel=1e-12)
+
+
 def test_nonnegative_pca_stays_nonnegative_and_descends():
     inst, C = _small("-0.5 * trace(X.T @ C @ X)", bound=">= 0")
     form = build_stiefel(inst)

@@ -21,12 +21,12 @@ param lam >= 0;
 """
 
 
-def _inst(var: str, objective: str, n: int = 6, r: int = 2):
+def _inst(var: str, objective: str, n: int = 6, r: int = 2, sense: str = "minimize"):
     rng = np.random.default_rng(1)
     data = {"n": n, "r": r, "A": rng.standard_normal((n, n)).tolist(),
             "B": rng.standard_normal((n, r)).tolist(), "D": np.diag([1.0, 3.0]).tolist(),
             "lam": 0.25}
-    inst = bind(_HEAD + var + f"\nminimize loss: {objective};\n", data)
+    inst = bind(_HEAD + var + f"\n{sense} loss: {objective};\n", data)
     return inst, {k: np.asarray(v) for k, v in data.items()}
 
 
@@ -69,6 +69,21 @@ def test_not_quadratic_goes_to_torch_and_matches_numpy():
     Xt = torch.tensor(X, requires_grad=True)
     form.smooth.fn(Xt).backward()
     assert Xt.grad is not None and torch.isfinite(Xt.grad).all()
+
+
+@pytest.mark.parametrize("objective", [
+    "0.5 * trace(X.T @ A.T @ A @ X) - lam * norm1(X)",  # a Kronecker quadratic
+    "sum(exp(A @ X)) - 2 * lam * nnz(X)",  # through torch
+])
+def test_a_maximized_model_is_held_as_its_negation(objective):
+    """OBCD minimizes: the form holds −(f − h), h's weights stay nonnegative, and `maximize`
+    tells the backend to report the value in the model's sense."""
+    maxed = build_stiefel(_inst("var X[n, r] in stiefel;", objective, sense="maximize")[0])
+    negated = build_stiefel(_inst("var X[n, r] in stiefel;", f"-({objective})")[0])
+    assert maxed.maximize and not negated.maximize
+    assert (maxed.l1, maxed.l0) == (negated.l1, negated.l0) and maxed.l1 + maxed.l0 > 0
+    X = _point()
+    assert maxed.value(X) == pytest.approx(negated.value(X), rel=1e-12)
 
 
 def test_a_bound_other_than_zero_is_refused_in_the_model_file():

@@ -39,7 +39,8 @@ def solve_instance(inst, *, time_limit=None, seed=None, device: str = "cpu", **o
     x = result.X.reshape(-1)
     what = "converged" if result.converged else "stopped"
     return Solution(
-        "feasible", result.objective, x, "obcd", time.perf_counter() - start, inst,
+        "feasible", -result.objective if form.maximize else result.objective, x, "obcd",
+        time.perf_counter() - start, inst,
         message=f"OBCD {what} after {result.rounds} rounds ({result.updates} block updates); "
                 f"‖XᵀX − I‖∞ = {result.orthogonality:.1e}",
         extra={"orthogonality": result.orthogonality, "rounds": result.rounds,
