@@ -112,6 +112,20 @@ def test_bound_certifies_and_rounding_is_near_optimal(which):
     assert value >= 0.95 * best
 
 
+def test_rounding_without_a_seed_gives_the_same_answer_every_run():
+    # one rounding, no swaps: on this form seeds 0..4 give two different sets, so a fresh
+    # seed per run (what None used to mean) would differ between 12 runs but by chance
+    rng = np.random.default_rng(1)
+    X = rng.exponential(1.0, (12, 5)) * (rng.random((12, 5)) < 0.6)
+    form = SCMForm.from_features(X, phi="log1p", cost=rng.uniform(0.5, 2.0, 12), budget=2.5)
+    frac = maximize_relaxation(form, rtol=1e-4)[0]
+    by_seed = {tuple(round_solution(form, frac, seed=s, roundings=1, max_swaps=0)[0])
+               for s in range(5)}
+    assert len(by_seed) > 1
+    runs = {tuple(round_solution(form, frac, roundings=1, max_swaps=0)[0]) for _ in range(12)}
+    assert runs == {tuple(round_solution(form, frac, seed=0, roundings=1, max_swaps=0)[0])}
+
+
 def test_plain_projected_gradient_reaches_the_same_relaxation():
     form = _forms()[0]
     fast = maximize_relaxation(form, rtol=1e-6)

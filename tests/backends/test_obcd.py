@@ -252,6 +252,12 @@ def test_a_maximized_model_is_solved_and_reported_in_its_sense():
                                           rel=1e-12)
 
 
+def test_a_random_start_without_a_seed_gives_the_same_answer_every_run():
+    inst, _ = _small("sum(exp(C @ X / 100))")  # not a Kronecker quadratic: a random start
+    runs = [inst.solve("obcd", k=2, max_rounds=30).value("X") for _ in range(2)]
+    np.testing.assert_array_equal(runs[0], runs[1])
+
+
 def test_nonnegative_pca_stays_nonnegative_and_descends():
     inst, C = _small("-0.5 * trace(X.T @ C @ X)", bound=">= 0")
     form = build_stiefel(inst)

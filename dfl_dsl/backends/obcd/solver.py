@@ -39,7 +39,9 @@ class OBCDResult:
 
 def initial_point(form: StiefelForm, seed: int | None = None) -> np.ndarray:
     """The r leading eigenvectors of f's quadratic when f = ½ tr(XᵀCX)·ρ + ... (the PCA
-    point), else a random orthonormal X; for `X >= 0` a disjoint-support point built from it."""
+    point), else a random orthonormal X (seed None: 0, as the rounds' generator, so a run
+    without a seed gives the same answer every time); for `X >= 0` a disjoint-support point
+    built from it."""
     n, r = form.n, form.r
     smooth = form.smooth
     if isinstance(smooth, KronQuadratic) and np.allclose(smooth.R, smooth.R[0, 0] * np.eye(r)) \
@@ -47,7 +49,8 @@ def initial_point(form: StiefelForm, seed: int | None = None) -> np.ndarray:
         _, vecs = np.linalg.eigh(smooth.C * smooth.R[0, 0])
         X = vecs[:, :r].copy()
     else:
-        X, _ = np.linalg.qr(np.random.default_rng(seed).standard_normal((n, r)))
+        X, _ = np.linalg.qr(np.random.default_rng(0 if seed is None else seed)
+                            .standard_normal((n, r)))
     return disjoint_support(X) if form.nonneg else X
 
 
