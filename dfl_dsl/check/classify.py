@@ -12,7 +12,7 @@ from .. import ast
 from ..errors import DflError
 from .atoms import SCM_CONCAVE
 from .checker import Checker
-from .dcp import culprit
+from .dcp import culprit, fits
 from .info import Info, Sign
 from .symbols import Indexed
 
@@ -241,8 +241,11 @@ def _refuse_curvature(checker: Checker, objective: ast.Objective) -> None:
     want = "convex" if objective.sense == "minimize" else "concave"
     done = "minimized" if objective.sense == "minimize" else "maximized"
     node, why, hint = culprit(checker, objective.body, want)
+    # a part that would fit on its own breaks the rule because it is subtracted
+    where = f"subtracted from a {done} objective" if fits(checker.info(node).curv, want) \
+        else f"{done} here"
     raise DflError(
-        f"objective is not {want}: {why}, {done} here",
+        f"objective is not {want}: {why}, {where}",
         node.pos,
         hint=hint or "flip the sense, or rewrite the objective by the DCP rules",
     )

@@ -138,6 +138,7 @@ def test_predicted_and_scenario_flags() -> None:
     [
         ("var x;\nminimize o:\n  sqrt(x);", 3, "objective is not convex"),
         ("var x;\nmaximize o:\n  x^2;", 3, "objective is not concave"),
+        ("var x;\nminimize o: x^2\n  - x^4;", 3, "`x^4` is convex, subtracted from a minimized"),
         ("var x;\nminimize o:\n  x * x;", 3, "multiplies two expressions with variables"),
         ("var v[n];\nminimize o:\n  quad_form(v, A);", 3, "declared `psd`"),
         ("param a;\nvar x;\nminimize o:\n  a * x^2;", 4, "unknown sign"),
