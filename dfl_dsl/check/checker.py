@@ -296,6 +296,8 @@ class Checker:
             if len(body.operands) == 3:
                 rule = "the middle of a chained constraint must be affine"
             where = "the middle of the chain" if where == "middle" else f"{where} side of `{op}`"
+            if fits(self.info(culprit_node).curv, want):  # it would fit, were it not subtracted
+                why += ", and it is subtracted"
             raise DflError(
                 f"constraint is not convex: {why} ({where})",
                 culprit_node.pos,
