@@ -23,6 +23,15 @@ class RawResult:
     iis_rows: list[int] | None = None
 
 
+def optimal_without_columns(form: LinearForm, x: np.ndarray, objective: float,
+                            message: str) -> RawResult:
+    """The optimum of a model whose rows are all constants (its sets left it no columns in
+    any row), known without a solver's certificate: a MIP reports gap 0 and no duals, an LP
+    zero duals (no row can bind a column)."""
+    duals, gap = (None, 0.0) if form.is_mip else (np.zeros(form.m), None)
+    return RawResult("optimal", x, objective, duals, gap, message)
+
+
 def to_solution(inst, form: LinearForm, raw: RawResult, backend: str, elapsed: float) -> Solution:
     """RawResult (canonical, minimized) -> Solution (the model's sense and names)."""
     objective = form.model_objective(raw.objective) if raw.objective is not None else None

@@ -16,7 +16,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..compile.linear import LinearForm
-from .common import RawResult, to_solution
+from .common import RawResult, optimal_without_columns, to_solution
 
 CLASSES = frozenset({"LP", "MILP", "QP"})
 _quiet = False
@@ -162,12 +162,12 @@ class HighsModel:
                 duals = np.asarray(sol.row_dual, dtype=float)
             if self.form.is_mip:
                 gap = float(info.mip_gap)
+        message = h.modelStatusToString(model_status)
         if model_status == highspy.HighsModelStatus.kModelEmpty and status == "optimal":
             # no columns: HiGHS gives no solution, but the empty point is one, at the
             # objective's constant (as the pyomo backend reports it)
-            x, obj = np.zeros(0), float(h.getLp().offset_)
-            duals, gap = (None, 0.0) if self.form.is_mip else (np.zeros(self.form.m), None)
-        message = h.modelStatusToString(model_status)
+            return optimal_without_columns(self.form, np.zeros(0), float(h.getLp().offset_),
+                                           message)
         result = RawResult(status, x, obj, duals, gap, message)
         if status == "infeasible" and not self.form.is_mip:
             result.iis_rows = self._iis()

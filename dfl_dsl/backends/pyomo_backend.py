@@ -26,7 +26,7 @@ from pyomo.opt import ProblemFormat
 
 from ..compile.linear import LinearForm
 from ..errors import DflError
-from .common import RawResult, to_solution
+from .common import RawResult, optimal_without_columns, to_solution
 
 CLASSES = frozenset({"LP", "MILP", "QP"})
 SOLVER = "highs"
@@ -169,9 +169,7 @@ def _without_columns(model: pyo.ConcreteModel, form: LinearForm, x: np.ndarray) 
     feasible = all(row.lslack() >= -tol and row.uslack() >= -tol for row in model.rows.values())
     if not feasible:
         return RawResult("infeasible", None, None, message="constant rows conflict")
-    duals = None if form.is_mip else np.zeros(form.m)
-    gap = 0.0 if form.is_mip else None
-    return RawResult("optimal", x, float(pyo.value(model.objective)), duals, gap, "no columns")
+    return optimal_without_columns(form, x, float(pyo.value(model.objective)), "no columns")
 
 
 def _run(solver, model, time_limit, options):
