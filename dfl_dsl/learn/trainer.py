@@ -32,6 +32,15 @@ CHECKPOINT_HOLDS = {  # what each format holds, for the message when the other k
 }
 
 
+def _check_run(epochs: int, batch_size: int, lr: float, hidden: int) -> None:
+    """The settings both trainers take, checked before any work (a nan learning rate would
+    otherwise pass `lr <= 0` and fail inside torch's optimizer)."""
+    if epochs < 1 or batch_size < 1 or not 0 < lr < math.inf:
+        raise DflError("epochs and batch size must be >= 1 and the learning rate > 0")
+    if hidden < 1:
+        raise DflError(f"--hidden must be >= 1, got {hidden}")
+
+
 class TrainingError(DflError):
     """Training had to stop (non-finite predictions or loss)."""
 
@@ -58,8 +67,7 @@ class Trainer:
                  console: Console | None = None, progress: bool = True) -> None:
         if loss not in LOSSES:
             raise DflError(f"unknown loss `{loss}`", hint="use one of: " + ", ".join(LOSSES))
-        if epochs < 1 or batch_size < 1 or not 0 < lr < math.inf:  # (nan fails too)
-            raise DflError("epochs and batch size must be >= 1 and the learning rate > 0")
+        _check_run(epochs, batch_size, lr, hidden)
         if isinstance(predictor, str) and predictor not in PREDICTORS:
             raise DflError(f"unknown predictor `{predictor}`",
                            hint="use one of: " + ", ".join(PREDICTORS))
@@ -68,8 +76,6 @@ class Trainer:
                            hint="use one of: " + ", ".join(OPTIMIZERS))
         if not 0 <= weight_decay < math.inf:
             raise DflError(f"--weight-decay must be a finite number >= 0, got {weight_decay}")
-        if hidden < 1:
-            raise DflError(f"--hidden must be >= 1, got {hidden}")
         checked_device(device)
         self.inst = inst
         self.oracle = Oracle(inst, processes=processes, executor=executor,
@@ -305,14 +311,11 @@ class ScenarioTrainer:
         if loss not in SCENARIO_LOSSES:
             raise DflError(f"unknown loss `{loss}` for a model with uncertain params",
                            hint="use one of: " + ", ".join(SCENARIO_LOSSES))
-        if epochs < 1 or batch_size < 1 or not 0 < lr < math.inf:  # (nan fails too)
-            raise DflError("epochs and batch size must be >= 1 and the learning rate > 0")
+        _check_run(epochs, batch_size, lr, hidden)
         if scenarios < 1:
             raise DflError(f"--scenarios must be >= 1 (scenarios per decision), got {scenarios}")
         if not 0 <= beta < math.inf:
             raise DflError(f"--beta must be a finite number >= 0, got {beta}")
-        if hidden < 1:
-            raise DflError(f"--hidden must be >= 1, got {hidden}")
         self.point = loss in ("mse", "spo+")
         if not self.point and generative not in SCENARIO_GENERATIVE:
             raise DflError(f"unknown generative model `{generative}`",
