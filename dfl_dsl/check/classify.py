@@ -98,7 +98,7 @@ def _classify(checker: Checker) -> ModelClass:
         if affine_cons:
             if has_int:
                 return make("MIQP")
-            return make("QP", _smooth_polytope_tag(checker, vars_, obj))
+            return make("QP", _smooth_polytope_tag(checker, vars_))
         return make("SOCP")
 
     # the objective holds a nonlinear atom applied to variables
@@ -121,11 +121,10 @@ def _classify(checker: Checker) -> ModelClass:
     return make("SOCP")
 
 
-def _smooth_polytope_tag(checker: Checker, vars_: list[Indexed], obj: Info) -> tuple[str, ...]:
-    """Frank-Wolfe's home: a smooth convex objective over linear constraints on a bounded set.
-    Statically we ask every variable to be bounded below and the constraints to cap them."""
-    if obj.nonsmooth or any(v.decl.domain != "continuous" for v in vars_):
-        return ()
+def _smooth_polytope_tag(checker: Checker, vars_: list[Indexed]) -> tuple[str, ...]:
+    """Frank-Wolfe's home: a convex quadratic objective (the only caller is the continuous QP
+    branch, so it is smooth) over linear constraints on a bounded set. Statically we ask every
+    variable to be bounded below and the constraints to cap them."""
     for v in vars_:
         kinds = {a.kind for a in v.decl.attrs}
         if not kinds & {">=", "box"}:
