@@ -198,10 +198,15 @@ _STATUS = {
     cp.INFEASIBLE: "infeasible",
     cp.INFEASIBLE_INACCURATE: "infeasible",
     cp.UNBOUNDED: "unbounded",
-    cp.UNBOUNDED_INACCURATE: "unbounded",
     cp.USER_LIMIT: "feasible",
     cp.settings.INFEASIBLE_OR_UNBOUNDED: "infeasible_or_unbounded",
 }
+
+
+# Verdicts a feasibility solve must confirm: HiGHS's MIP presolve can't tell infeasible from
+# unbounded, and Clarabel's inaccurate "unbounded" is also what it says of some infeasible
+# problems (an approximate ray of the objective, with no feasible point to start it from).
+_UNSETTLED = frozenset({cp.settings.INFEASIBLE_OR_UNBOUNDED, cp.UNBOUNDED_INACCURATE})
 
 
 def solve_instance(inst, *, time_limit=None, seed=None):
@@ -222,8 +227,9 @@ def solve_instance(inst, *, time_limit=None, seed=None):
     try:
         with warnings.catch_warnings():  # settled below instead of cvxpy's stderr warning
             warnings.filterwarnings("ignore", message=r"\s*The problem is either infeasible")
+            warnings.filterwarnings("ignore", message=r"\s*Solution may be inaccurate")
             built.problem.solve(solver=solver, **options)
-            if built.problem.status == cp.settings.INFEASIBLE_OR_UNBOUNDED:
+            if built.problem.status in _UNSETTLED:
                 return _settle_infeasible_or_unbounded(built, solver, options, start, inst)
     except cp.error.SolverError as exc:
         return Solution("error", None, None, "cvxpy", time.perf_counter() - start, inst,
@@ -240,11 +246,12 @@ def solve_instance(inst, *, time_limit=None, seed=None):
 
 def _settle_infeasible_or_unbounded(built: CvxpyProblem, solver: str, options: dict,
                                     start: float, inst) -> Solution:
-    """The solver (HiGHS's MIP presolve) couldn't tell infeasible from unbounded: the same
+    """The solver couldn't tell infeasible from unbounded (see `_UNSETTLED`): the same
     constraints with a zero objective can't be unbounded, so solving them tells."""
     feasibility = cp.Problem(cp.Minimize(0), built.problem.constraints)
     feasibility.solve(solver=solver, **options)
-    status = {cp.OPTIMAL: "unbounded", cp.INFEASIBLE: "infeasible"}.get(
+    status = {cp.OPTIMAL: "unbounded", cp.OPTIMAL_INACCURATE: "unbounded",
+              cp.INFEASIBLE: "infeasible", cp.INFEASIBLE_INACCURATE: "infeasible"}.get(
         feasibility.status, "infeasible_or_unbounded")
     return Solution(status, None, None, "cvxpy", time.perf_counter() - start, inst,
                     message=f"{solver}: {built.problem.status}, feasibility: "
