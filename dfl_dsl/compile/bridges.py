@@ -115,9 +115,7 @@ def bridge(ex: Expanded, inst, *, label_rows: bool = False,
             poly = poly + _risk(node, weights, sign, aux, rows, unc_cols, scenarios, width)
             continue
         copies = [(node, 1.0)]
-        if len(unc_cols) and any(
-            isinstance(a, Poly) and uses(a, unc_cols).any() for a in node.args
-        ):
+        if len(unc_cols) and _holds_uncertain(node, unc_cols):
             copies = [(_fix_node(node, unc_cols, v), 1.0 / len(scenarios)) for v in scenarios]
         for copy, share in copies:
             if keep_nonlinear:
@@ -142,6 +140,10 @@ def _aux_needed(terms, scenarios: int, unc_cols: np.ndarray) -> int:
     """How many auxiliary variables the bridges will add (so every Poly gets its final width)."""
     total = 0
     for _, node in terms:
+        if node.name in RISK_ATOMS:  # the atoms nested in the loss, once per scenario
+            arg = node.args[0]
+            if isinstance(arg, NL):
+                total += scenarios * sum(_epigraph_width(inner) for _, inner in arg.terms)
         if node.name == "mean":
             continue
         if node.name == "worst":
@@ -149,12 +151,22 @@ def _aux_needed(terms, scenarios: int, unc_cols: np.ndarray) -> int:
         elif node.name == "cvar":
             total += node.rows * (1 + scenarios)
         else:
-            per = node.args[0].rows if node.name == "norm1" else node.rows
-            uncertain = len(unc_cols) and any(
-                isinstance(a, Poly) and uses(a, unc_cols).any() for a in node.args
-            )
-            total += per * (scenarios if uncertain else 1)
+            uncertain = len(unc_cols) and _holds_uncertain(node, unc_cols)
+            total += _epigraph_width(node) * (scenarios if uncertain else 1)
     return total
+
+
+def _epigraph_width(node: AtomNode) -> int:
+    """The auxiliary variables `_epigraph` adds for `node`, the atoms nested in it included."""
+    total = node.args[0].rows if node.name == "norm1" else node.rows
+    for arg in node.args:
+        if isinstance(arg, NL):
+            total += sum(_epigraph_width(inner) for _, inner in arg.terms)
+    return total
+
+
+def _holds_uncertain(node: AtomNode, unc_cols: np.ndarray) -> bool:
+    return any(isinstance(a, (Poly, NL)) and uses(a, unc_cols).any() for a in node.args)
 
 
 def _normalize_rows(r):
@@ -234,15 +246,26 @@ def _widen(poly: Poly, width: int) -> Poly:
     return Poly(poly.const, lin, poly.quad, poly.pairs)
 
 
-def _arg_poly(arg, width: int) -> Poly:
+def _arg_poly(arg, width: int, nested=None) -> Poly:
+    """An atom's argument as a Poly. Atoms nested in it (`max{i in I} pos(x[i] - 1)`) become
+    epigraph variables in their turn when `nested` = (sign, aux, rows) says how the argument is
+    bounded: sign +1 where the outer epigraph bounds it from above (so an inner convex atom may
+    be replaced by a variable above it), -1 from below."""
     if isinstance(arg, Poly):
         return _widen(arg, width)
     if isinstance(arg, NL):
-        raise DflError("nested nonlinear atoms are not supported by the LP/QP bridges")
+        if nested is None:
+            raise DflError("nested nonlinear atoms are not supported by the LP/QP bridges")
+        sign, aux, rows = nested
+        poly = _widen(arg.poly, width)
+        for matrix, inner in arg.terms:
+            poly = poly + _epigraph(inner, matrix, sign, aux, rows, width)
+        return poly
     return Poly.constant(np.asarray(arg, dtype=float), width)
 
 
-def _check_direction(node: AtomNode, weights: np.ndarray, sign: float, convex: bool) -> None:
+def _check_direction(node: AtomNode, weights, sign: float, convex: bool) -> None:
+    weights = weights.data if sp.issparse(weights) else weights
     eff = weights * sign
     ok = np.all(eff[weights != 0] >= 0) if convex else np.all(eff[weights != 0] <= 0)
     if not ok:
@@ -253,51 +276,65 @@ def _check_direction(node: AtomNode, weights: np.ndarray, sign: float, convex: b
 
 
 def _epigraph(node: AtomNode, weights, sign, aux: _Aux, rows: list[RowBlock], width) -> Poly:
-    """Replace a piecewise-linear atom's rows by epigraph (or hypograph) variables."""
+    """Replace a piecewise-linear atom's rows by epigraph (or hypograph) variables. `weights`
+    combines them into one row (a vector), or into the rows of the argument an atom is nested
+    in (a sparse matrix, rows x node.rows)."""
     name = node.name
     if name not in CONVEX_ATOMS | CONCAVE_ATOMS:
         raise DflError(f"`{name}` can't be turned into linear constraints")
     convex = name in CONVEX_ATOMS
     _check_direction(node, weights, sign, convex)
     w = width
+    # the epigraph variable t bounds each argument from above (convex) or below (concave);
+    # abs, norm_inf and norm1 also bound its negation, which no nested atom survives
+    below = (aux, rows) if convex else None
+    above = None if convex else (aux, rows)
     if name == "norm1":
-        arg = _arg_poly(node.args[0], w)
+        arg = _arg_poly(node.args[0], w, _nest(1.0, below))
         s = aux.new(arg.rows, lower=0.0)
         sym = Poly.symbols(s, w)
         _rows(rows, "norm1", sym - arg, 0.0, np.inf)
-        _rows(rows, "norm1", sym + arg, 0.0, np.inf)
+        _rows(rows, "norm1", sym + _arg_poly(node.args[0], w, _nest(-1.0, below)), 0.0, np.inf)
         owner = np.repeat(np.arange(node.rows), np.diff(node.starts))
-        return _weighted(sym, weights[owner], w)
+        return _weighted(sym, weights[:, owner] if sp.issparse(weights) else weights[owner], w)
     t = aux.new(node.rows, lower=0.0 if name == "pos" else -np.inf)
     if node.starts is None:
         owner = np.arange(node.rows)
-        args = [_arg_poly(a, w) for a in node.args]
+        args = list(node.args)
     else:
         owner = np.repeat(np.arange(node.rows), np.diff(node.starts))
-        args = [_arg_poly(node.args[0], w)]
+        args = [node.args[0]]
     tt = Poly.symbols(t[owner], w)
     for arg in args:
         if convex:
-            _rows(rows, name, tt - arg, 0.0, np.inf)
+            _rows(rows, name, tt - _arg_poly(arg, w, _nest(1.0, below)), 0.0, np.inf)
             if name in ("abs", "norm_inf"):
-                _rows(rows, name, tt + arg, 0.0, np.inf)
+                _rows(rows, name, tt + _arg_poly(arg, w, _nest(-1.0, below)), 0.0, np.inf)
         else:
-            _rows(rows, name, tt - arg, -np.inf, 0.0)
+            _rows(rows, name, tt - _arg_poly(arg, w, _nest(-1.0, above)), -np.inf, 0.0)
     return _weighted(Poly.symbols(t, w), weights, w)
 
 
+def _nest(sign: float, where):
+    return None if where is None else (sign, *where)
+
+
 def _risk(node, weights, sign, aux: _Aux, rows, unc_cols, scenarios, width) -> Poly:
-    arg = _arg_poly(node.args[0], width)
-    per = [substitute(arg, unc_cols, v) if len(unc_cols) else arg for v in scenarios]
+    upper = (weights * sign >= 0).all()  # minimized loss: upper tail; maximized: lower tail
+    if node.name != "mean" and not upper and not (weights * sign <= 0).all():
+        raise DflError(f"`{node.name}` enters the objective with mixed signs")
+    # piecewise-linear atoms in the loss (`cvar(a, c * x + b * pos(d - x))`) get epigraph
+    # variables per scenario: the loss is bounded from above (upper tail) or from below
+    nested = (1.0 if upper else -1.0, aux, rows)
+    arg = node.args[0]
+    per = [_arg_poly(_fix(arg, unc_cols, v) if len(unc_cols) else arg, width, nested)
+           for v in scenarios]
     s_count = len(per)
     if node.name == "mean":
         total = per[0]
         for p in per[1:]:
             total = total + p
         return _weighted(total.scale(np.full(total.rows, 1.0 / s_count)), weights, width)
-    upper = (weights * sign >= 0).all()  # minimized loss: upper tail; maximized: lower tail
-    if not upper and not (weights * sign <= 0).all():
-        raise DflError(f"`{node.name}` enters the objective with mixed signs")
     r = node.rows
     if node.name == "worst":
         t = aux.new(r)
@@ -321,8 +358,11 @@ def _risk(node, weights, sign, aux: _Aux, rows, unc_cols, scenarios, width) -> P
     return _weighted(value, weights, width)
 
 
-def _weighted(p: Poly, weights: np.ndarray, width: int) -> Poly:
-    """Σ_r weights[r] * p[r] as a one-row Poly."""
+def _weighted(p: Poly, weights, width: int) -> Poly:
+    """Σ_r weights[r] * p[r] as a one-row Poly (`weights` a vector), or `weights @ p` (a
+    sparse matrix)."""
+    if sp.issparse(weights):
+        return p.rowmap(sp.csr_array(weights))
     m = sp.csr_array(np.asarray(weights, dtype=float).reshape(1, -1))
     return p.rowmap(m)
 

@@ -65,6 +65,32 @@ def test_risk_aggregators_against_brute_force(sense, body, aggregate, best, back
     assert sol.objective == pytest.approx(_brute(aggregate, best), abs=1e-6)
 
 
+NESTED_LOSS = "sum{i in I} (cost[i] * x[i] + 2 * pos(cost[i] - x[i]))"
+
+
+def _nested_losses(x):
+    return COST @ x + 2 * np.maximum(COST - x, 0).sum(axis=1)
+
+
+@pytest.mark.parametrize("backend", ["highs", "cvxpy"])
+@pytest.mark.parametrize(("sense", "body", "aggregate", "best"), [
+    ("minimize", f"cvar(alpha, {NESTED_LOSS})", _cvar_upper, min),
+    ("minimize", f"worst({NESTED_LOSS})", np.max, min),
+    ("minimize", f"mean({NESTED_LOSS})", np.mean, min),
+    ("maximize", "cvar(alpha, sum{i in I} (cost[i] * x[i] - pos(cost[i] - x[i])))",
+     _cvar_lower, max),
+], ids=["cvar", "worst", "mean", "cvar-lower"])
+def test_piecewise_linear_atoms_inside_risk_aggregators(sense, body, aggregate, best, backend):
+    # a newsvendor-style loss: the atoms in it are bridged once per scenario
+    sol = bind(RISK % (sense, body), DATA).solve(backend)
+    picks = [np.array(b) for b in itertools.product([0, 1], repeat=N) if sum(b) >= 2]
+    if body.startswith("cvar(alpha, sum{i in I} (cost[i] * x[i] - pos"):
+        want = best(aggregate(COST @ x - np.maximum(COST - x, 0).sum(axis=1)) for x in picks)
+    else:
+        want = best(aggregate(_nested_losses(x)) for x in picks)
+    assert sol.status == "optimal" and sol.objective == pytest.approx(want, abs=1e-6)
+
+
 def test_cvar_adds_eta_and_one_tail_variable_per_scenario():
     inst = bind(RISK % ("minimize", f"cvar(alpha, {LOSS})"), DATA)
     bridged = bridge(inst.compile(), inst)
@@ -116,6 +142,13 @@ EPI_CASES = [
      lambda x, c: np.maximum(c - x, 0).sum() + max(x[0], x[1])),
     ("maximize", "min{i in I} (x[i] + c[i]) + min(x[2], 0.5)",
      lambda x, c: (x + c).min() + min(x[2], 0.5)),
+    # atoms nested in atoms: each inner one gets its own epigraph variables
+    ("minimize", "max{i in I} pos(x[i] - c[i]) + norm_inf(x - c)",
+     lambda x, c: np.maximum(x - c, 0).max() + np.abs(x - c).max()),
+    ("minimize", "max(max{i in I} abs(x[i] - c[i]), 0.9) - 2 * min{i in I} min(x[i], c[i])",
+     lambda x, c: max(np.abs(x - c).max(), 0.9) - 2 * np.minimum(x, c).min()),
+    ("maximize", "min{i in I} (c[i] - pos(x[i] - c[i]))",
+     lambda x, c: (c - np.maximum(x - c, 0)).min()),
 ]
 
 
