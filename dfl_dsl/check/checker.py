@@ -569,10 +569,13 @@ class Checker:
             )
         if udeg > 1:
             raise DflError("a product of two uncertain params is not affine in them", node.pos)
-        if (pdeg or udeg) and (vdeg is None or vdeg > 1):
+        # plain data scaling an expression that holds a param (`3 * pos(d - x)`) multiplies
+        # no param by anything: the expression keeps whatever degree it had in the param
+        if (pdeg or udeg) and (vdeg is None or vdeg > 1) and not (left.is_data or right.is_data):
             kind = "predicted" if pdeg else "uncertain"
             raise DflError(
-                f"a {kind} param multiplies a nonlinear expression of the variables",
+                f"{_which_param(left if left.pdeg or left.udeg else right)} multiplies a "
+                "nonlinear expression of the variables",
                 node.pos,
                 hint=f"{kind} params may only scale variables (affine in the param)",
             )
@@ -632,7 +635,7 @@ class Checker:
                 integer=base.integer and exp.integer, value=None, dim=None, sign=sign
             )
         if base.pdeg or base.udeg:
-            raise DflError("a predicted param enters `^` nonlinearly", node.pos)
+            raise DflError(f"{_which_param(base)} enters `^` nonlinearly", node.pos)
         p = exp.value
         if p is None:
             raise DflError(
@@ -727,7 +730,7 @@ class Checker:
             return body.but(value=None, dim=None)
         if body.is_data:
             return body.but(value=None, dim=None)
-        if body.pdeg or body.udeg:
+        if body.pdeg:  # (scenarios of an uncertain one are fixed one by one, as in `max(a, b)`)
             raise DflError(f"a predicted param enters `{node.op}{{...}}` nonlinearly", node.pos)
         f = Curv.CONVEX if node.op == "max" else Curv.CONCAVE
         curv = _compose(f, body, incr=True, decr=False)
@@ -773,6 +776,10 @@ class Checker:
 
 
 # ---------------------------------------------------------------------- helpers
+def _which_param(info: Info) -> str:
+    return "a predicted param" if info.pdeg else "an uncertain param"
+
+
 def _combine(left: Info, right: Info, op: str) -> Info:
     rcurv = right.curv.negate() if op == "-" else right.curv
     rsign = right.sign.negate() if op == "-" else right.sign

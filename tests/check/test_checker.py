@@ -3,6 +3,8 @@ for each expression, on small models."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 import dfl_dsl as dfl
@@ -284,3 +286,23 @@ def test_predicted_param_enters_linearly() -> None:
         dfl.parse(DECLS + f"minimize o: {ok};\n")
     for ok_constraint in ("p * x <= 1", "x <= p", "x + p * y >= a", "x^2 <= p"):
         dfl.parse(DECLS + f"s.t. c: {ok_constraint};\n")
+
+
+def test_uncertain_param_inside_a_scaled_or_reduced_atom() -> None:
+    # data scaling an atom that holds an uncertain param multiplies no param by anything, and
+    # a `max{}` over one is bridged scenario by scenario, like `max(a, b)`
+    for ok in ("w * pos(u - y)", "pos(u - y) * w", "cvar(0.9, y + w * pos(u - y))",
+               "max{i in I} (u - z[i])"):
+        dfl.parse(DECLS + f"minimize o: {ok};\n")
+
+
+@pytest.mark.parametrize(("expr", "message"), [
+    ("(x - u)^2", "an uncertain param enters `^` nonlinearly"),
+    ("(x - p)^2", "a predicted param enters `^` nonlinearly"),
+    ("u * pos(x)", "an uncertain param multiplies a nonlinear expression"),
+    ("pos(x) * p", "a predicted param multiplies a nonlinear expression"),
+    ("max{i in I} (p - z[i])", "a predicted param enters `max{...}` nonlinearly"),
+])
+def test_a_param_entering_nonlinearly_is_named_by_its_kind(expr: str, message: str) -> None:
+    with pytest.raises(dfl.DflError, match=re.escape(message)):
+        dfl.parse(DECLS + f"minimize o: {expr};\n")
