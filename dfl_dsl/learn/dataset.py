@@ -25,26 +25,26 @@ class DFLData:
 
     @classmethod
     def from_arrays(cls, inst, arrays, source: str = "<arrays>") -> DFLData:
+        if not inst.predicted:
+            raise DataError("the model has no `predicted` param to train",
+                            filename=inst.model.filename,
+                            hint="mark the numbers a network predicts with `: predicted`")
         features = _features(arrays, source)
         n = len(features)
-        if not inst.predicted:
-            raise DataError("the model has no `predicted` param to train", filename=source,
-                            hint="mark the numbers a network predicts with `: predicted`")
         parts = []
         for entity in inst.predicted:
             if entity.name not in arrays:
                 raise DataError(
                     f"the training file has no array for predicted param `{entity.name}`",
-                    filename=source,
-                    hint=f"add `{entity.name}` with shape [N, {', '.join(map(str, entity.shape))}]",
+                    filename=source, hint=f"add `{entity.name}` with shape {_shape('N', entity)}",
                 )
-            values = np.asarray(arrays[entity.name], dtype=float)
-            want = (n, *entity.shape)
-            # (N, *shape) or the entries flattened per sample, (N, size)
-            if values.shape[:1] != (n,) or int(np.prod(values.shape[1:])) != entity.size:
+            values = _numbers(arrays[entity.name], entity.name, source)
+            # (N, *shape) or the entries flattened per sample, (N, size); any other arrangement
+            # of the same number of entries (a transposed matrix) would be read scrambled
+            if values.shape[:1] != (n,) or values.shape[1:] not in _layouts(entity):
                 raise DataError(
-                    f"`{entity.name}` should have shape {list(want)}, got {list(values.shape)}",
-                    filename=source,
+                    f"`{entity.name}` should have shape {_shape(n, entity)}, got "
+                    f"{list(values.shape)}", filename=source,
                 )
             parts.append(values.reshape(n, entity.size))
         theta = np.concatenate(parts, axis=1)
@@ -101,20 +101,25 @@ class ScenarioData:
         n = len(features)
         parts = []
         for entity in inst.uncertain:
+            want = (f"{_shape('N', entity)} (one draw per sample) or {_shape('N, S', entity)}"
+                    " (S draws)")
             if entity.name not in arrays:
                 raise DataError(
                     f"the training file has no array for uncertain param `{entity.name}`",
-                    filename=source,
-                    hint=f"add `{entity.name}` with shape [N, {', '.join(map(str, entity.shape))}]"
-                         " (one draw per sample) or [N, S, ...] (S draws)",
+                    filename=source, hint=f"add `{entity.name}` with shape {want}",
                 )
-            values = np.asarray(arrays[entity.name], dtype=float)
-            size = int(np.prod(values.shape[1:])) if values.ndim > 1 else 1
-            if values.shape[:1] != (n,) or size % entity.size:
-                raise DataError(
-                    f"`{entity.name}` should have shape [N, {', '.join(map(str, entity.shape))}]"
-                    f" or [N, S, ...], got {list(values.shape)}", filename=source)
-            parts.append(values.reshape(n, size // entity.size, entity.size))
+            values = _numbers(arrays[entity.name], entity.name, source)
+            # one draw (N, *shape) or S draws (N, S, *shape), each draw possibly flattened;
+            # (N, S·size) or a transposed (N, size, S) would read as scrambled scenarios
+            layouts = _layouts(entity)
+            if values.shape[:1] == (n,) and values.shape[1:] in layouts:
+                draws = 1
+            elif values.shape[:1] == (n,) and values.ndim >= 2 and values.shape[2:] in layouts:
+                draws = values.shape[1]
+            else:
+                raise DataError(f"`{entity.name}` should have shape {want}, got "
+                                f"{list(values.shape)}", filename=source)
+            parts.append(values.reshape(n, draws, entity.size))
         if len({p.shape[1] for p in parts}) > 1:
             raise DataError("every uncertain param needs the same number of draws per sample",
                             filename=source)
@@ -133,8 +138,28 @@ class ScenarioData:
 def _features(arrays, source: str) -> np.ndarray:
     if "features" not in arrays:
         raise DataError("a training file needs a `features` array (N × p)", filename=source)
-    features = np.asarray(arrays["features"], dtype=float)
+    features = _numbers(arrays["features"], "features", source)
     if features.ndim != 2:
         raise DataError(f"`features` must be N × p, got shape {list(features.shape)}",
                         filename=source)
+    if len(features) == 0:
+        raise DataError("the training file has no samples (`features` has 0 rows)",
+                        filename=source)
     return features
+
+
+def _numbers(values, name: str, source: str) -> np.ndarray:
+    try:
+        return np.asarray(values, dtype=float)
+    except (TypeError, ValueError):
+        raise DataError(f"`{name}` must hold numbers", filename=source) from None
+
+
+def _layouts(entity) -> tuple[tuple[int, ...], ...]:
+    """The shapes one sample's values of `entity` may come in: its own, or flattened."""
+    return (tuple(entity.shape), (entity.size,))
+
+
+def _shape(lead, entity) -> str:
+    """`[N, 3, 4]`: the leading axes, then the param's shape (none for a scalar)."""
+    return "[" + ", ".join(map(str, (lead, *entity.shape))) + "]"

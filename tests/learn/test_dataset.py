@@ -9,7 +9,7 @@ from _helpers import bind
 from _learn_helpers import PICK_PROFIT
 
 from dfl_dsl.errors import DataError
-from dfl_dsl.learn.dataset import DFLData
+from dfl_dsl.learn.dataset import DFLData, ScenarioData
 from dfl_dsl.learn.oracle import Oracle
 
 TWO = """set I; set J;
@@ -89,3 +89,98 @@ def test_solved_fills_in_the_true_decisions_and_optima_in_the_models_sense():
     np.testing.assert_allclose(sub.theta, [[4.0, 0.0, 3.0]])
     np.testing.assert_allclose(sub.z, [4.0])
     assert DFLData(data.features, data.theta).subset(np.array([0])).w is None
+
+
+# ---------------------------------------------------------------------- shapes, sizes, kinds
+@pytest.mark.parametrize("b_shape", [(2, 4, 1), (2, 1, 4), (2, 2, 2, 1)])
+def test_a_param_in_another_arrangement_of_its_entries_is_a_data_error(two, b_shape):
+    """(N, 4, 1) holds b's 4 entries per sample but not in its [2, 2] shape (nor flattened):
+    reading it would silently reshuffle them (a transposed array reads as scrambled numbers)."""
+    arrays = {"features": np.ones((2, 4)), "a": np.ones((2, 3)), "b": np.ones(b_shape)}
+    with pytest.raises(DataError, match=r"`b` should have shape \[2, 2, 2\]"):
+        DFLData.from_arrays(two, arrays, "train.npz")
+
+
+def test_a_transposed_matrix_param_is_a_data_error():
+    inst = bind("set I; set J; param a{I, J} : predicted; var x{I, J} in [0, 1];"
+                "minimize f: sum{i in I, j in J} a[i, j] * x[i, j];",
+                {"I": [0, 1, 2], "J": [0, 1, 2, 3]})
+    arrays = {"features": np.ones((5, 2)), "a": np.ones((5, 4, 3))}
+    with pytest.raises(DataError, match=r"`a` should have shape \[5, 3, 4\], got \[5, 4, 3\]"):
+        DFLData.from_arrays(inst, arrays, "train.npz")
+
+
+def test_an_empty_training_file_is_a_data_error(two):
+    arrays = {"features": np.ones((0, 4)), "a": np.ones((0, 3)), "b": np.ones((0, 2, 2))}
+    with pytest.raises(DataError, match="no samples") as info:
+        DFLData.from_arrays(two, arrays, "train.npz")
+    assert info.value.filename == "train.npz"
+
+
+@pytest.mark.parametrize("which", ["features", "a"])
+def test_non_numeric_arrays_are_a_data_error(two, which):
+    arrays = {"features": np.ones((2, 4)), "a": np.ones((2, 3)), "b": np.ones((2, 2, 2))}
+    arrays[which] = np.full(arrays[which].shape, "x")
+    with pytest.raises(DataError, match=f"`{which}` must hold numbers") as info:
+        DFLData.from_arrays(two, arrays, "train.npz")
+    assert info.value.filename == "train.npz"
+
+
+def test_a_scalar_predicted_param_is_hinted_as_one_value_per_sample():
+    inst = bind("param c : predicted; var x in [0, 1]; minimize f: c * x;")
+    with pytest.raises(DataError) as info:
+        DFLData.from_arrays(inst, {"features": np.ones((2, 1))}, "train.npz")
+    assert "shape [N]" in str(info.value.hint)
+
+
+def test_a_model_without_predicted_params_names_the_model_file():
+    inst = bind("param c; var x in [0, 1]; minimize f: c * x;", {"c": 1.0}, name="mine.opt")
+    with pytest.raises(DataError, match="no `predicted` param") as info:
+        DFLData.from_arrays(inst, {"features": np.ones((2, 4))}, "train.npz")
+    assert info.value.filename == "mine.opt"
+
+
+UNC = """param n : int;
+param ret[n] : uncertain;
+var w[n] in [0, 1];
+maximize r: cvar(0.8, ret @ w);
+s.t. one: sum(w) == 1;
+"""
+
+
+@pytest.mark.parametrize(("shape", "draws"), [((3, 4), 1), ((3, 5, 4), 5), ((3, 1, 4), 1)])
+def test_scenario_data_takes_one_draw_or_s_draws(shape, draws):
+    inst = bind(UNC, {"n": 4})
+    values = np.arange(np.prod(shape), dtype=float).reshape(shape)
+    data = ScenarioData.from_arrays(inst, {"features": np.ones((3, 2)), "ret": values})
+    assert data.draws.shape == (3, draws, 4)
+    np.testing.assert_array_equal(data.draws.reshape(shape), values)
+
+
+@pytest.mark.parametrize("shape", [(3, 8), (3, 4, 6), (3, 2, 2, 3)],
+                         ids=["S-draws-flattened", "transposed", "reshaped"])
+def test_scenario_data_in_another_shape_is_a_data_error(shape):
+    """(3, 8) for ret[4] used to read as 2 draws of 4 values (instance data for n = 4 with a
+    training file for n = 8 trained silently on the wrong numbers), and a transposed
+    (N, n, S) file as S scrambled scenarios."""
+    inst = bind(UNC, {"n": 4})
+    want = r"`ret` should have shape \[N, 4\] \(one draw per sample\) or \[N, S, 4\] \(S draws\)"
+    with pytest.raises(DataError, match=want):
+        ScenarioData.from_arrays(inst, {"features": np.ones((3, 2)), "ret": np.ones(shape)},
+                                 "train.npz")
+
+
+def test_a_scalar_uncertain_param_takes_n_or_n_by_s():
+    inst = bind("param d : uncertain; var x in [0, 5]; minimize f: mean(d * x - 2 * x);")
+    one = ScenarioData.from_arrays(inst, {"features": np.ones((3, 2)), "d": np.ones(3)})
+    many = ScenarioData.from_arrays(inst, {"features": np.ones((3, 2)), "d": np.ones((3, 7))})
+    assert one.draws.shape == (3, 1, 1) and many.draws.shape == (3, 7, 1)
+
+
+def test_empty_or_non_numeric_scenario_data_is_a_data_error():
+    inst = bind(UNC, {"n": 4})
+    with pytest.raises(DataError, match="no samples"):
+        ScenarioData.from_arrays(inst, {"features": np.ones((0, 2)), "ret": np.ones((0, 4))})
+    with pytest.raises(DataError, match="`ret` must hold numbers"):
+        ScenarioData.from_arrays(inst, {"features": np.ones((3, 2)),
+                                        "ret": np.full((3, 4), "x")})
