@@ -43,11 +43,25 @@ class Oracle:
     def __init__(self, inst, *, processes: int = 1, time_limit: float | None = None,
                  executor: str = "processes", ray_address: str | None = None,
                  method: str = "auto") -> None:
-        form = inst.linear_form()
-        if form.n_theta == 0 or not inst.predicted:
+        if not inst.predicted:
             raise DflError(
                 "the model has no `predicted` param to learn",
                 hint="mark the numbers a network predicts with `: predicted`",
+                filename=inst.model.filename,
+            )
+        try:
+            form = inst.linear_form()
+        except DflError as exc:  # its hint names `dfl solve`'s --backend, which training lacks
+            exc.message = f"the decision-focused losses need an LP or MILP: {exc.message}"
+            exc.args = (exc.message,)
+            exc.hint = ("for a convex model, train through inst.layer(method='cvxpylayers') "
+                        "in Python (docs/training.md)")
+            raise
+        if form.n_theta == 0:
+            names = ", ".join(f"`{e.name}`" for e in inst.predicted)
+            raise DflError(
+                f"the predicted params ({names}) have no entries with this instance data",
+                hint="their index sets are empty: check the sets in the data",
                 filename=inst.model.filename,
             )
         if form.theta_in_constraints:

@@ -120,6 +120,24 @@ def test_refuses_models_it_cannot_serve(text, data, words):
     assert info.value.filename == "m.opt"
 
 
+def test_a_convex_model_is_refused_with_a_hint_training_can_follow():
+    """The compile error's hint was `use --backend cvxpy`, an option `dfl train` lacks."""
+    inst = bind("param n : int; param r[n] : predicted; var w[n] >= 0; maximize f: r @ w;"
+                "s.t. b: sum(w) == 1; s.t. q: sum_squares(w) <= 0.5;", {"n": 3})
+    with pytest.raises(DflError, match="need an LP or MILP: constraint `q` is quadratic") as info:
+        Oracle(inst)
+    assert "--backend" not in info.value.hint and "cvxpylayers" in info.value.hint
+    assert info.value.filename == "m.opt" and "LP or MILP" in str(info.value)
+
+
+def test_predicted_params_over_empty_sets_are_named():
+    """A 1x1 grid has no arcs: `cost` has no entries, which read as 'no predicted param'."""
+    inst = bind("set I; param c{I} : predicted; var x{I} in [0, 1];"
+                "minimize f: sum{i in I} c[i] * x[i];", {"I": []})
+    with pytest.raises(DflError, match="`c`\\) have no entries"):
+        Oracle(inst)
+
+
 def test_worker_processes_solve_milps_after_the_parent_has():
     """Workers start fresh: forked after the parent's HiGHS ran a MILP (its thread pool
     started), their MILP solves used to crawl or hang."""
