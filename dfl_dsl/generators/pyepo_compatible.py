@@ -64,6 +64,8 @@ def shortest_path(num_data: int = 1000, num_features: int = 5, grid: tuple[int, 
         raise ValueError(f"grid must be (rows, cols), got {grid}")
     _check(deg, noise_width, num_data=num_data, num_features=num_features, grid_rows=grid[0],
            grid_cols=grid[1])
+    if grid[0] * grid[1] < 2:  # no arcs: `cost` would have no entries, nothing to learn
+        raise ValueError(f"a {grid[0]}x{grid[1]} grid has no arcs; give at least 2 nodes")
     rnd = np.random.RandomState(seed)
     n, p = num_data, num_features
     d = (grid[0] - 1) * grid[1] + (grid[1] - 1) * grid[0]

@@ -52,7 +52,9 @@ def read_recipe(path: Path) -> Recipe:
     return Recipe(str(values["generator"]), dict(args), train, path)
 
 
-def run_generator(name: str, args: dict, where: str = "<args>") -> GeneratedData:
+def run_generator(name: str, args: dict, where: str | None = None) -> GeneratedData:
+    """`name`'s data for `args`; a bad argument is a DflError located at `where` (the recipe
+    file; None for `dfl generate`'s own options, which then read `dfl: error: ...`)."""
     if name not in GENERATORS:
         raise DflError(f"unknown generator `{name}`",
                        hint="choose one of: " + ", ".join(GENERATORS), filename=where)

@@ -87,6 +87,7 @@ def test_portfolio_matches_pyepo(pyepo_data, args):
     (shortest_path, {"num_data": 0}, "num_data must be a positive integer"),
     (shortest_path, {"grid": (0, 5)}, "grid_rows must be a positive integer"),
     (shortest_path, {"grid": (5,)}, "grid must be \\(rows, cols\\)"),
+    (shortest_path, {"grid": (1, 1)}, "a 1x1 grid has no arcs"),
     (knapsack, {"noise_width": -1.0}, "noise must be"),
     (knapsack, {"num_items": 0}, "num_items must be a positive integer"),
     (knapsack, {"dim": -1}, "dim must be a positive integer"),

@@ -88,3 +88,11 @@ def test_run_generator_hints_the_choices():
     assert "noise_level" in str(info.value)
     data = run_generator("portfolio", {"num_data": 4, "num_assets": 3})
     assert data.targets["ret"].shape == (4, 3)
+
+
+def test_a_bad_option_of_dfl_generate_names_no_file():
+    """`dfl generate knapsack --items 0` printed `<args>: error: ...`, a file that isn't one."""
+    with pytest.raises(DflError, match="num_items must be a positive integer") as info:
+        run_generator("knapsack", {"num_data": 4, "num_items": 0})
+    assert info.value.filename is None
+    assert str(info.value).startswith("dfl: error: generator `knapsack`")
