@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 
 from .. import ast
 from ..errors import DflError
@@ -81,11 +82,74 @@ def _expand(inst) -> Expanded:
         value = ev.number(objective_decl.body, root)
         with _at(objective_decl.body):
             objective = expand(value, False, (), 1, width)
+        if not _finite(objective, constant=True).all():
+            raise DflError("the objective has an infinite (or NaN) coefficient; `inf` in the "
+                           "data can only bound something", objective_decl.body.pos)
     rows = []
     for c in inst.model.constraints:
         with _at(c.body):
-            rows.append(_constraint(inst, c))
+            rows.append(_settle_infinite(_constraint(inst, c), c))
     return Expanded(sense, objective, rows)
+
+
+def _finite(payload: Poly | NL, constant: bool) -> np.ndarray:
+    """Which rows of `payload` have only finite coefficients (and constant, if asked)."""
+    poly = payload.poly if isinstance(payload, NL) else payload
+    ok = np.isfinite(poly.const) if constant else np.ones(poly.rows, dtype=bool)
+    for part in (poly.lin, poly.quad):
+        if part is not None and part.nnz:
+            coo = part.tocoo()
+            ok[coo.row[~np.isfinite(coo.data)]] = False
+    if isinstance(payload, NL):
+        for matrix, node in payload.terms:
+            inner = np.ones(node.rows, dtype=bool)
+            for arg in node.args:
+                if isinstance(arg, (Poly, NL)):
+                    bad = ~_finite(arg, constant=True)
+                    if node.starts is None:
+                        inner &= ~bad
+                    else:
+                        owner = np.repeat(np.arange(node.rows), np.diff(node.starts))
+                        inner[owner[bad]] = False
+            coo = sp.coo_array(matrix)
+            ok[coo.row[~np.isfinite(coo.data) | ~inner[coo.col]]] = False
+    return ok
+
+
+def _settle_infinite(rows: Rows, decl: ast.Constraint) -> Rows:
+    """An infinite data side (`x[i] <= cap[i]` with cap `inf`) bounds nothing: it moves from
+    the body's constant to the row's bound, where the backends take it. An infinite
+    coefficient of a variable, or an infinite bound on the side that would need a finite one
+    (`x >= inf`), is a data error at the constraint."""
+    body = rows.body
+    bad = ~_finite(body, constant=False)
+    poly = body.poly if isinstance(body, NL) else body
+    const = poly.const
+    odd = ~np.isfinite(const)
+    if odd.any() and not bad.any():
+        if isinstance(rows.lo, Poly) or isinstance(rows.hi, Poly):
+            bad = odd
+        else:
+            lo = np.broadcast_to(np.asarray(rows.lo, float), const.shape).copy()
+            hi = np.broadcast_to(np.asarray(rows.hi, float), const.shape).copy()
+            with np.errstate(invalid="ignore"):
+                new_lo = np.where(lo == -np.inf, -np.inf, lo - const)
+                new_hi = np.where(hi == np.inf, np.inf, hi - const)
+            # +inf below or -inf above: no finite value of the body can satisfy the row
+            bad = odd & (np.isnan(const) | (new_lo == np.inf) | (new_hi == -np.inf))
+            if not bad.any():
+                lo[odd], hi[odd] = new_lo[odd], new_hi[odd]
+                poly = Poly(np.where(odd, 0.0, const), poly.lin, poly.quad, poly.pairs)
+                body = NL(poly, body.terms) if isinstance(body, NL) else poly
+                return Rows(rows.name, rows.frame, rows.shape, body, lo, hi, rows.dummies)
+    if bad.any():
+        label = rows.labels()[int(np.argmax(bad))]
+        raise DflError(
+            f"constraint `{label}` has an infinite (or NaN) value where only a finite one "
+            "makes sense; `inf` in the data can only leave a side unbounded",
+            decl.body.pos,
+        )
+    return rows
 
 
 @contextmanager

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from _helpers import bind, poly_at
@@ -76,3 +78,36 @@ def test_errors_name_the_model_file():
              name="rows.opt").compile()
     assert info.value.filename == "rows.opt" and info.value.pos.line == 1
     assert str(info.value).startswith("rows.opt:1:")
+
+
+INF = float("inf")
+
+
+@pytest.mark.parametrize("backend", ["highs", "pyomo", "cvxpy"])
+def test_an_infinite_data_side_leaves_the_row_unbounded(backend):
+    # `x[i] <= cap[i]` with cap `inf` (or `x[i] >= low[i]` with low `-inf`) bounds nothing;
+    # it used to put inf - inf = NaN into the row bounds
+    inst = bind("set I; param cap{I}; param low{I}; var x{I} >= 0 <= 10;"
+                "maximize o: sum{i in I} x[i] - 2 * x[2];"
+                "subject to c{i in I}: x[i] <= cap[i]; subject to d{i in I}: -x[i] >= -cap[i];"
+                "subject to e{i in I}: x[i] + 1 >= low[i];",
+                {"I": [1, 2], "cap": [INF, 3], "low": [-INF, 2]})
+    rows = inst.compile().constraints[0]
+    assert rows.hi.tolist() == [INF, 0] and np.isfinite(rows.body.const).all()
+    sol = inst.solve(backend)
+    assert sol.status == "optimal" and sol.objective == pytest.approx(9)
+    assert sol.value("x").tolist() == pytest.approx([10, 1])
+
+
+@pytest.mark.parametrize(("text", "where"), [
+    ("maximize o: sum{i in I} c[i] * x[i];", "the objective has an infinite"),
+    ("subject to k{i in I}: c[i] * x[i] <= 5;", "constraint `k[1]` has an infinite"),
+    ("subject to k{i in I}: x[i] >= c[i];", "constraint `k[1]` has an infinite"),
+    ("subject to k{i in I}: x[i] == c[i];", "constraint `k[1]` has an infinite"),
+])
+def test_an_infinite_coefficient_is_a_located_error(text, where):
+    inst = bind(f"set I; param c{{I}}; var x{{I}} >= 0 <= 1; {text}",
+                {"I": [1, 2], "c": [INF, 2]})
+    with pytest.raises(DflError, match=re.escape(where)) as info:
+        inst.compile()
+    assert info.value.pos is not None and str(info.value).startswith("m.opt:1:")
