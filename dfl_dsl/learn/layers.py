@@ -39,10 +39,19 @@ def _stack_params(inst, args, kwargs) -> torch.Tensor:
     parts = []
     for entity in predicted:
         value = torch.as_tensor(kwargs[entity.name])
-        batch = value.shape[0] if value.dim() > len(entity.shape) else None
-        if batch is None:
-            value = value.unsqueeze(0)
-        parts.append(value.reshape(value.shape[0], entity.size))
+        shape = tuple(entity.shape)
+        batched = value.dim() > len(shape)
+        # one sample in the param's shape or flattened: any other arrangement of its entries
+        # would be read scrambled, and other sizes failed inside torch's reshape
+        if tuple(value.shape[1:] if batched else value.shape) not in (shape, (entity.size,)):
+            dims = ", ".join(map(str, shape))
+            raise ValueError(f"predicted param `{entity.name}` takes [B{', ' if dims else ''}"
+                             f"{dims}] (a batch) or [{dims}] (one sample), got "
+                             f"{list(value.shape)}")
+        parts.append(value.reshape(value.shape[0] if batched else 1, entity.size))
+    if len({part.shape[0] for part in parts}) > 1:
+        sizes = {e.name: part.shape[0] for e, part in zip(predicted, parts, strict=True)}
+        raise ValueError(f"the predicted params come in batches of different sizes: {sizes}")
     return torch.cat(parts, dim=1)
 
 
@@ -64,6 +73,8 @@ class DecisionLayer(nn.Module):
         super().__init__()
         self.inst = inst
         self.method = method
+        if method == "dbb" and not 0 < lambd < float("inf"):  # λ <= 0 flips the gradient
+            raise ValueError(f"lambd must be a positive number, got {lambd}")
         self.oracle = Oracle(inst)
         self.lambd = lambd
         self.perturb = _Perturbed(n_samples, sigma, seed)

@@ -162,3 +162,33 @@ def test_unknown_layer_method(sp_inst):
     with pytest.raises(DflError, match="unknown layer method `magic`") as info:
         sp_inst.layer("magic")
     assert "dbb" in str(info.value)
+
+
+@pytest.mark.parametrize(("kwargs", "words"), [
+    ({"a": torch.ones(2, 5), "b": torch.ones(2, 2)}, r"`a` takes \[B, 3\] \(a batch\) or \[3\]"),
+    ({"a": torch.ones(2, 3, 1), "b": torch.ones(2, 2)}, r"`a` takes \[B, 3\].*got \[2, 3, 1\]"),
+    ({"a": torch.ones(2, 3), "b": torch.ones(3, 2)}, "batches of different sizes"),
+    ({"a": torch.ones(2, 3), "b": torch.ones(2)}, "batches of different sizes"),
+], ids=["wrong-size", "extra-axis", "batch-sizes", "batched-and-single"])
+def test_wrongly_shaped_params_are_value_errors(kwargs, words):
+    """A tensor of another size failed inside torch's reshape (RuntimeError: shape '[2, 3]' is
+    invalid for input of size 10); batches of different sizes inside torch.cat."""
+    layer = bind(TWO, {"I": [1, 2, 3]}).layer("dbb")
+    with pytest.raises(ValueError, match=words):
+        layer(**kwargs)
+
+
+def test_single_samples_and_scalars_still_go_in():
+    layer = bind(TWO, {"I": [1, 2, 3]}).layer("identity")
+    w = layer(a=torch.tensor([3.0, 1.0, 2.0]), b=torch.tensor([1.0, -1.0]))
+    np.testing.assert_allclose(w.numpy(), [[0, 1, 0, 0, 1]], atol=1e-9)
+    scalar = bind("param c : predicted; var x in [-1, 2]; minimize f: c * x;").layer("dbb")
+    np.testing.assert_allclose(scalar(torch.tensor([1.0, -1.0])).numpy(), [[-1], [2]])
+    np.testing.assert_allclose(scalar(torch.tensor(1.0)).numpy(), [[-1]])
+
+
+@pytest.mark.parametrize("lambd", [0.0, -10.0, float("nan")])
+def test_dbb_layer_refuses_a_non_positive_lambda(lambd):
+    """The DBB loss refused λ <= 0; the layer took it and returned gradients of flipped sign."""
+    with pytest.raises(ValueError, match="lambd must be a positive number"):
+        bind(TWO, {"I": [1, 2, 3]}).layer("dbb", lambd=lambd)
