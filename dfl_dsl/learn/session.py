@@ -240,8 +240,13 @@ def _print_summary(result: dict, console: Console) -> None:
 def eval_command(model_path: Path, data, checkpoint: Path, test_file, *, console: Console,
                  device: str = "cpu") -> dict:
     device = checked_device(device)
-    inst, train, test = _instance_and_data(model_path, data, None if test_file is None else
-                                           test_file, test_file)
+    if test_file is None and find_recipe(Path(model_path)) is None:
+        raise DflError(  # not _instance_and_data's 'give --train': eval has no such option
+            "no test data: give --test FILE.npz, or ship a recipe "
+            f"{Path(model_path).with_suffix('.gen.yaml').name} beside the model",
+            filename=str(model_path),
+        )
+    inst, train, test = _instance_and_data(model_path, data, test_file, test_file)
     test = test if test is not None else train
     if isinstance(test, ScenarioData):
         return _eval_scenarios(inst, checkpoint, test, test_file, device=device, console=console)

@@ -188,3 +188,14 @@ def test_the_help_states_the_mlp_predictors_default_width():
     train = typer.main.get_command(app).commands["train"]
     assert f"--predictor mlp (Default: {default}.)" in {p.name: p.help for p in train.params}[
         "hidden"]
+
+
+def test_eval_without_a_test_file_or_a_recipe_asks_for_test(files, tmp_path):
+    """It asked for `--train FILE.npz`, an option `dfl eval` doesn't have."""
+    model = tmp_path / "sp.opt"
+    shutil.copy(SHORTEST_PATH, model)
+    result = runner.invoke(app, ["eval", str(model), "--data", str(files["instance"]),
+                                 "--checkpoint", str(files["ckpt"])])
+    assert result.exit_code == 2
+    assert "no test data: give --test FILE.npz" in _stderr(result)
+    assert "--train" not in _stderr(result)
