@@ -260,7 +260,7 @@ class Evaluator:
             return Val(poly, framed, ())
         macro = self._macro(entity)
         rows = index_map(macro, True, macro.shape, entity.domain.n).reshape(
-            entity.domain.n, -1
+            entity.domain.n, math.prod(macro.shape)  # (not -1: the index may be empty)
         )[pos].ravel()
         payload = macro.payload
         if macro.symbolic:

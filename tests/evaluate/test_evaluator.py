@@ -336,3 +336,14 @@ def test_frame_of_a_constraint_is_its_index():
     rows = inst.compile().constraints[0]
     assert rows.labels() == ["c[2]", "c[3]"]
     assert isinstance(inst.constraint_frames["c"], Frame)
+
+
+@pytest.mark.parametrize("backend", ["highs", "cvxpy"])
+def test_an_indexed_expr_over_an_empty_set(backend):
+    # the expr's rows over no entries used to fail to reshape (an internal error)
+    inst = bind("set I; param c{I} default 1; var x{I} in [0, 1];"
+                "expr e{i in I : c[i] > 0} = c[i] * x[i];"
+                "maximize o: sum{i in I : c[i] > 0} e[i]; subject to k{i in I}: e[i] <= 1;",
+                {"I": []})
+    sol = inst.solve(backend)
+    assert sol.status == "optimal" and sol.objective == pytest.approx(0)
