@@ -88,27 +88,75 @@ def load_data(source: str | Path | Mapping[str, Any] | None, name: str | None = 
     return DataSource(values, filename, text)
 
 
+class _DuplicateKey(Exception):
+    pass
+
+
+def _unique_pairs(pairs: list) -> dict:
+    out = dict(pairs)
+    if len(out) < len(pairs):  # json.loads would keep the last value without a word
+        seen: set = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
+    return out
+
+
 def _parse_json(text: str, filename: str):
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=_unique_pairs)
     except json.JSONDecodeError as exc:
         pos = Pos(exc.lineno, exc.colno, exc.lineno, exc.colno + 1)
         message = f"invalid JSON: {exc.msg}"
         if exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string"):
             message = f"invalid JSON: the file ends early ({exc.msg})"
         raise DataError(message, pos, filename=filename, source=text) from None
+    except _DuplicateKey as exc:
+        key = str(exc.args[0])
+        hits = list(re.finditer(rf'"{re.escape(key)}"\s*:', text))
+        pos = None
+        if len(hits) >= 2:  # (the second one written is the likely repeat)
+            start = hits[1].start()
+            line = text.count("\n", 0, start) + 1
+            column = start - (text.rfind("\n", 0, start) + 1) + 1
+            pos = Pos(line, column, line, column + len(key) + 2)
+        raise DataError(f"key {json.dumps(key)} appears twice in one object", pos,
+                        filename=filename, source=text,
+                        hint="JSON would silently keep only the last value") from None
 
 
 def _parse_yaml(text: str, filename: str):
     import yaml
 
     try:
-        return yaml.safe_load(text)
+        return yaml.load(text, Loader=_unique_yaml_loader())  # noqa: S506 (a SafeLoader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         pos = Pos(mark.line + 1, mark.column + 1, mark.line + 1, mark.column + 2) if mark else None
         problem = getattr(exc, "problem", None) or str(exc)
         raise DataError(f"invalid YAML: {problem}", pos, filename=filename, source=text) from None
+
+
+def _unique_yaml_loader():
+    """yaml's SafeLoader, refusing a key given twice in one mapping (it keeps the last)."""
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        def construct_mapping(self, node, deep=False):
+            seen = set()
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=deep)
+                if not isinstance(key, (str, int, float, bool)):
+                    continue  # (an unhashable key: the base class reports it)
+                if key in seen:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"key {key!r} appears twice in one mapping",
+                        key_node.start_mark)
+                seen.add(key)
+            return super().construct_mapping(node, deep=deep)
+
+    return Loader
 
 
 def _load_npz(path: Path) -> dict[str, np.ndarray]:
@@ -149,7 +197,7 @@ def to_set(source: DataSource, name: str, raw: Any, dim: int) -> SetValue:
         try:
             keys = keys_of(raw).reshape(-1, 1) if raw else np.zeros((0, 1), dtype=np.int64)
         except ValueError as exc:
-            raise source.error(f"set `{name}`: {exc}", name) from None
+            raise source.error(f"set `{name}`: {exc}", name, hint=_yaml_hint(source, raw)) from None
     else:
         rows = []
         for k, item in enumerate(raw):
@@ -365,7 +413,8 @@ def _scalar(source: DataSource, name: str, raw: Any, elem: bool, where: str):
             raise source.error(f"param `{name}`{where}: {exc}", name) from None
     if isinstance(raw, bool):
         raise source.error(
-            f"param `{name}`{where}: expected a number, got {str(raw).lower()}", name
+            f"param `{name}`{where}: expected a number, got {str(raw).lower()}", name,
+            hint=_yaml_hint(source, [raw]),
         )
     if isinstance(raw, (int, float)):
         if math.isnan(float(raw)):
@@ -376,7 +425,25 @@ def _scalar(source: DataSource, name: str, raw: Any, elem: bool, where: str):
     shown = json.dumps(raw) if _jsonable(raw) else repr(raw)
     if len(shown) > 60:
         shown = shown[:57] + "..."
-    raise source.error(f"param `{name}`{where}: expected a number, got {shown}", name)
+    raise source.error(f"param `{name}`{where}: expected a number, got {shown}", name,
+                       hint=_yaml_hint(source, [raw]))
+
+
+def _yaml_hint(source: DataSource, raw: list) -> str | None:
+    """YAML 1.1 (PyYAML) reads `NO`, `yes`, `on`, `off` as booleans and `2e3` (no dot) as
+    text: say so, since the file shows neither."""
+    if not source.filename.endswith((".yaml", ".yml")):
+        return None
+    if any(isinstance(v, bool) for v in raw):
+        return 'YAML reads no, Yes, ON, off and the like as false/true: quote them, "NO"'
+    for v in raw:
+        if isinstance(v, str):
+            try:
+                float(v)
+            except ValueError:
+                continue
+            return f"YAML reads `{v}` as text: write the exponent with a dot and a sign, 2.0e+3"
+    return None
 
 
 def _jsonable(raw) -> bool:

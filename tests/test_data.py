@@ -180,6 +180,13 @@ BROKEN = {
     "npz_text_array": (VEC_MODEL, "d.npz",
                        lambda p: np.savez(p, N=np.array([1, 2]), w=np.array(["1", "x"])),
                        ["`w`", "numbers", "text"]),
+    # a key given twice: the parsers kept the last value without a word
+    "json_key_twice": (VEC_MODEL, "d.json", '{"N": ["a", "b"], "w": [1, 2], "w": [3, 4]}',
+                       ['"w"', "twice"]),
+    "json_nested_key_twice": (VEC_MODEL, "d.json", '{"N": ["a", "b"], "w": {"a": 1, "a": 2}}',
+                              ['"a"', "twice"]),
+    "yaml_key_twice": (VEC_MODEL, "d.yaml", "N: [a, b]\nw: [1, 2]\nw: [3, 4]\n",
+                       ["'w'", "twice"]),
 }
 
 
@@ -282,3 +289,30 @@ def test_unreadable_files(tmp_path):
     (tmp_path / "list.json").write_text("[1, 2]")
     with pytest.raises(DataError, match="mapping"):
         model.bind(tmp_path / "list.json")
+
+
+def test_duplicate_keys_point_at_the_repeat(tmp_path):
+    for case, line in (("json_key_twice", 1), ("yaml_key_twice", 3)):
+        model, data = _write(tmp_path, case)
+        with pytest.raises(DataError) as info:
+            dfl.load(model).bind(data)
+        assert info.value.pos.line == line
+    model, data = _write(tmp_path, "json_key_twice")
+    with pytest.raises(DataError) as info:
+        dfl.load(model).bind(data)
+    assert info.value.pos.column == data.read_text().rindex('"w"') + 1
+
+
+@pytest.mark.parametrize(("text", "hint"), [
+    ("N: [NO, SE]\nw: [1, 2]\n", 'quote them, "NO"'),
+    ("N: [a, b]\nw: [off, 2]\n", 'quote them, "NO"'),
+    ("N: [a, b]\nw: [1, 2e3]\n", "YAML reads `2e3` as text"),
+])
+def test_yaml_surprises_get_a_hint(tmp_path, text, hint):
+    model = tmp_path / "m.opt"
+    model.write_text(VEC_MODEL)
+    data = tmp_path / "d.yaml"
+    data.write_text(text)
+    with pytest.raises(DataError) as info:
+        dfl.load(model).bind(data)
+    assert hint in (info.value.hint or "")
