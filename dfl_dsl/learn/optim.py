@@ -45,8 +45,8 @@ def make_optimizer(params, name: str = "adam", lr: float = 1e-2, weight_decay: f
     name = name.lower()
     if name not in OPTIMIZERS:
         raise ValueError(f"unknown optimizer `{name}` (use adam, adamw or sgd)")
-    if cautious:
-        return CautiousWeightDecay(torch.optim.Adam(params, lr=lr), weight_decay)
+    if cautious:  # the named optimizer without decay of its own, wrapped (sgd stays sgd)
+        return CautiousWeightDecay(make_optimizer(params, name, lr), weight_decay)
     if name == "adamw":
         return torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay)
     if name == "sgd":

@@ -76,6 +76,11 @@ class Trainer:
                            hint="use one of: " + ", ".join(OPTIMIZERS))
         if not 0 <= weight_decay < math.inf:
             raise DflError(f"--weight-decay must be a finite number >= 0, got {weight_decay}")
+        if cautious_wd and weight_decay == 0:
+            raise DflError("--cautious-wd decays weights cautiously, but --weight-decay is 0: "
+                           "it would have no effect", hint="give --weight-decay, e.g. 0.01")
+        if processes < 1:
+            raise DflError(f"--processes must be >= 1 (solver workers), got {processes}")
         checked_device(device)
         self.inst = inst
         self.oracle = Oracle(inst, processes=processes, executor=executor,

@@ -67,3 +67,18 @@ def test_sgd_with_momentum():
     p = [torch.nn.Parameter(torch.ones(2))]
     opt = make_optimizer(p, "sgd", lr=0.1)
     assert isinstance(opt, torch.optim.SGD) and opt.defaults["momentum"] == 0.9
+
+
+def test_cautious_decay_wraps_the_named_optimizer():
+    """`--optimizer sgd --cautious-wd` used to train with Adam: the factory ignored the name."""
+    p = _param([1.0, -1.0], [0.5, 0.5])
+    opt = make_optimizer([p], "sgd", lr=0.1, weight_decay=0.5, cautious=True)
+    assert isinstance(opt, CautiousWeightDecay) and isinstance(opt.optimizer, torch.optim.SGD)
+    assert opt.optimizer.defaults["momentum"] == 0.9
+    assert opt.optimizer.defaults["weight_decay"] == 0  # decayed by the wrapper only
+    opt.step()  # SGD's first step is lr * g; decay where sign(g) == sign(x): the first entry
+    torch.testing.assert_close(p.detach(), torch.tensor([1.0 - 0.05 - 0.05, -1.05],
+                                                        dtype=torch.float64))
+    for name, kind in (("adam", torch.optim.Adam), ("adamw", torch.optim.AdamW)):
+        opt = make_optimizer([_param([1.0], [1.0])], name, weight_decay=0.1, cautious=True)
+        assert type(opt.optimizer) is kind and opt.optimizer.defaults["weight_decay"] == 0

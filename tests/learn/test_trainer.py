@@ -114,8 +114,11 @@ def test_non_finite_predictions_stop_training_naming_epoch_and_batch(sp_inst, sp
     ({"predictor": "forest"}, "unknown predictor `forest`"),
     ({"optimizer": "rmsprop"}, "unknown optimizer `rmsprop`"),
     ({"device": "tpu"}, "unknown device `tpu`"),
+    # these two used to be taken silently: cautious decay of nothing, `max(1, processes)`
+    ({"cautious_wd": True}, "--cautious-wd .* --weight-decay is 0"),
+    ({"processes": 0}, "--processes must be >= 1"),
 ], ids=["loss", "epochs", "batch", "lr", "lr_nan", "wd", "wd_nan", "predictor", "optimizer",
-        "device"])
+        "device", "cautious_no_wd", "processes"])
 def test_bad_settings_are_refused(sp_inst, options, words):
     loss = options.pop("loss", "spo+")
     with pytest.raises(DflError, match=words):
