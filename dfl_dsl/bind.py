@@ -140,16 +140,20 @@ class _Binder:
             computed = self.evaluator.value(stmt.value, domain.frame)
             entity.data = self._per_entry(computed, domain, stmt.value, entity.elem)
             entity.missing = np.zeros(domain.n, dtype=bool)
+            model_made = np.ones(domain.n, dtype=bool)
         elif raw is not None:
+            model_made = None
             entity.data, entity.missing = to_entries(
                 self.source, stmt.name, raw, domain, entity.elem
             )
         else:
+            model_made = None
             entity.data = np.zeros(domain.n, dtype=np.int64 if entity.elem else float)
             entity.missing = np.ones(domain.n, dtype=bool)
             if stmt.default is None:
                 raise self._missing(stmt.name, "param")
         if stmt.default is not None and entity.missing.any():
+            model_made = entity.missing.copy()
             fill = self.evaluator.value(stmt.default, domain.frame)
             values = self._per_entry(fill, domain, stmt.default, entity.elem)
             entity.data = np.where(entity.missing, values, entity.data)
@@ -157,7 +161,7 @@ class _Binder:
         if not entity.missing.any():
             entity.missing = None  # every entry has a value: lookups skip the check
         self.ctx.entities[stmt.name] = entity
-        self._check_values(stmt, entity)
+        self._check_values(stmt, entity, model_made=model_made)
 
     def _per_entry(self, v: Val, domain: Domain, node: ast.Expr, elem: bool) -> np.ndarray:
         if v.symbolic:
@@ -287,7 +291,10 @@ class _Binder:
             source=self.source.text,
         )
 
-    def _check_values(self, stmt: ast.ParamDecl, entity: Entity, values=None) -> None:
+    def _check_values(self, stmt: ast.ParamDecl, entity: Entity, values=None,
+                      model_made: np.ndarray | None = None) -> None:
+        """A failed check is reported in the data file, or in the model where the value is the
+        model's own: computed (`=`) or filled in by the `default` (`model_made` entries)."""
         data = entity.data if values is None else values
         name = stmt.name
         domain = entity.domain
@@ -297,7 +304,8 @@ class _Binder:
         if "int" in stmt.kinds:
             bad = ~np.isclose(rows, np.round(rows)) & np.isfinite(rows) & given
             if bad.any():
-                self._fail(name, entity, rows, bad, "isn't an integer (declared `int`)")
+                self._fail(name, entity, rows, bad, "isn't an integer (declared `int`)",
+                           model_made=model_made)
         for check in stmt.checks:
             if check.op == "in":
                 the_set = self.evaluator.set_of(check.operand, domain.frame)
@@ -307,19 +315,23 @@ class _Binder:
                 if bad.any():
                     where = (f"`{check.operand.id}`" if isinstance(check.operand, ast.Name)
                              else "the set")
-                    self._fail(name, entity, rows, bad, f"is not in {where}", elem=True)
+                    self._fail(name, entity, rows, bad, f"is not in {where}", elem=True,
+                               model_made=model_made)
                 continue
             if check.op in ("psd", "symmetric"):
-                self._check_matrix(stmt, entity, rows, check.op)
+                whole = model_made is not None and bool(model_made.all())
+                self._check_matrix(stmt, entity, rows, check.op, _made_by(stmt) if whole else None)
                 continue
             bound = self.evaluator.number(check.operand, domain.frame)
             limit = self._per_entry(bound, domain, check.operand, False)
             test = {">=": np.less, "<=": np.greater, ">": np.less_equal, "<": np.greater_equal}
             bad = test[check.op](rows, limit) & given
             if bad.any():
-                self._fail(name, entity, rows, bad, f"breaks `{check.op} {{limit}}`", limit)
+                self._fail(name, entity, rows, bad, f"breaks `{check.op} {{limit}}`", limit,
+                           model_made=model_made)
 
-    def _fail(self, name, entity, rows, bad, what, limit=None, elem=False) -> None:
+    def _fail(self, name, entity, rows, bad, what, limit=None, elem=False,
+              model_made=None) -> None:
         scenario, entry = (int(v[0]) for v in np.nonzero(bad))
         value = rows[scenario, entry]
         shown = repr(element_of(int(value))) if elem else f"{value:g}"
@@ -330,9 +342,12 @@ class _Binder:
             where += f" in scenario {scenario}"
         count = int(bad.sum())
         more = f" ({count - 1} more entries too)" if count > 1 else ""
-        raise self.source.error(f"param `{name}`{where}: value {shown} {what}{more}", name)
+        message = f"param `{name}`{where}: value {shown} {what}{more}"
+        if model_made is not None and model_made[entry]:
+            raise DflError(message, _made_by(entity.decl).pos)
+        raise self.source.error(message, name)
 
-    def _check_matrix(self, stmt, entity, rows, op) -> None:
+    def _check_matrix(self, stmt, entity, rows, op, made_by: ast.Expr | None) -> None:
         shape = entity.shape
         if len(shape) != 2 or shape[0] != shape[1]:
             raise DflError(
@@ -344,24 +359,30 @@ class _Binder:
             asym = np.abs(m - m.T)
             if asym.max(initial=0.0) > 1e-8 * scale:
                 i, j = np.unravel_index(int(np.argmax(asym)), shape)
-                raise self.source.error(
-                    f"param `{stmt.name}` is not symmetric: [{i}, {j}] = {m[i, j]:g} but "
-                    f"[{j}, {i}] = {m[j, i]:g}",
-                    stmt.name,
-                )
+                self._matrix_error(
+                    stmt, f"param `{stmt.name}` is not symmetric: [{i}, {j}] = {m[i, j]:g} but "
+                    f"[{j}, {i}] = {m[j, i]:g}", made_by)
             if op == "psd":
-                self._check_psd(stmt, 0.5 * (m + m.T), 1e-8 * scale)
+                self._check_psd(stmt, 0.5 * (m + m.T), 1e-8 * scale, made_by)
 
-    def _check_psd(self, stmt, sym: np.ndarray, slack: float) -> None:
+    def _check_psd(self, stmt, sym: np.ndarray, slack: float, made_by) -> None:
         if _within_psd(sym, slack):
             return
         lowest = float(np.linalg.eigvalsh(sym)[0])
         if lowest < -slack:
-            raise self.source.error(
-                f"param `{stmt.name}` is not positive semidefinite: its smallest "
-                f"eigenvalue is {lowest:.4g}",
-                stmt.name,
-            )
+            self._matrix_error(
+                stmt, f"param `{stmt.name}` is not positive semidefinite: its smallest "
+                f"eigenvalue is {lowest:.4g}", made_by)
+
+    def _matrix_error(self, stmt, message: str, made_by: ast.Expr | None):
+        if made_by is not None:
+            raise DflError(message, made_by.pos)
+        raise self.source.error(message, stmt.name)
+
+
+def _made_by(stmt: ast.ParamDecl) -> ast.Expr:
+    """The expression a param's model-made values come from: its formula, else its default."""
+    return stmt.value if stmt.value is not None else stmt.default
 
 
 def _within_psd(sym: np.ndarray, slack: float) -> bool:

@@ -3,6 +3,8 @@ uncertain params."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from _helpers import bind
@@ -157,3 +159,27 @@ def test_psd_check_accepts_singular_and_names_the_smallest_eigenvalue():
     bind("param P[2, 2] psd;", {"P": [[1, 1], [1, 1]]})  # eigenvalues 0 and 2
     with pytest.raises(dfl.DflError, match="smallest eigenvalue is -1"):
         bind("param P[3, 3] psd;", {"P": [[1, 0, 0], [0, -1, 0], [0, 0, 1]]})
+
+
+@pytest.mark.parametrize(("text", "data", "where", "message"), [
+    ("param n : int = 3.5;", {}, (1, 17), "isn't an integer"),
+    ("set I = 1..3; param p{i in I} >= 0 = 1 - i;", {}, (1, 38), "`p`[2]: value -1 breaks"),
+    ("set I; param p{I} >= 0 default -1;", {"I": ["a", "b"], "p": {"a": 3}}, (1, 32),
+     "`p`[b]: value -1 breaks `>= 0`"),
+    ("set I = 1..2; param g{I} in I default 7;", {}, (1, 39), "value 7 is not in `I`"),
+    ("param P[2, 2] psd = -eye(2);", {}, (1, 21), "not positive semidefinite"),
+])
+def test_a_check_broken_by_the_models_own_value_is_reported_in_the_model(text, data, where,
+                                                                         message):
+    # a computed (`=`) or default value breaking a check used to be blamed on the data file
+    # ("<no data>: error: ...", no line)
+    with pytest.raises(dfl.DflError, match=re.escape(message)) as info:
+        bind(text, data, name="own.opt")
+    assert info.value.filename == "own.opt" and not isinstance(info.value, DataError)
+    assert (info.value.pos.line, info.value.pos.column) == where
+
+
+def test_a_check_broken_by_a_data_value_is_still_reported_in_the_data():
+    with pytest.raises(DataError) as info:
+        bind("set I; param p{I} >= 0 default 1;", {"I": ["a", "b"], "p": {"a": -3}})
+    assert "`p`[a]: value -3" in info.value.message
