@@ -504,11 +504,12 @@ class Checker:
     def _e_Call(self, node: ast.Call, scope: Scope) -> Info:
         atom = ATOMS.get(node.func)
         if atom is None:
-            raise DflError(
-                f"unknown function `{node.func}`",
-                node.pos,
-                hint=did_you_mean(node.func, ATOMS),
-            )
+            declared = self.symbols.get(node.func)
+            hint = did_you_mean(node.func, ATOMS)
+            if declared is not None and declared.kind in ("param", "var", "expr"):
+                hint = f"`{node.func}` is a {declared.kind}: index it with brackets, " \
+                       f"`{node.func}[...]`"
+            raise DflError(f"unknown function `{node.func}`", node.pos, hint=hint)
         args = [self.expr(a, scope) for a in node.args]
         try:
             return atom.apply(args, self._sense)

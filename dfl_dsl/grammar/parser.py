@@ -510,6 +510,16 @@ def _parser_error(exc: UnexpectedInput, text: str) -> DflError:
                 _pos(last),
                 hint=f"write `({last}{{...}} ...)`",
             )
+        if token.type == "LSQB" or token.type in _OPERAND_STARTS:
+            # an operand follows the reduction's keyword: `sum[i in I] ...`, `max x`
+            return DflError(
+                f"`{last}` takes an index in braces" + (
+                    " or a whole array in parentheses" if last.type == "SUM" else ""),
+                _pos(last),
+                hint=f"write `{last}{{i in SET}} ...`"
+                + (" or `sum(x)`" if last.type == "SUM" else "")
+                + (" (braces, not brackets)" if token.type == "LSQB" else ""),
+            )
         return DflError(
             f"`{last}` is a reserved word and can't be used as a name",
             _pos(last),
