@@ -49,6 +49,20 @@ def uncertain_columns(inst) -> np.ndarray:
     return np.concatenate([e.columns() for e in inst.uncertain])
 
 
+def uncertain_constraints(inst) -> list[str]:
+    """The model's constraints whose rows hold an uncertain param (body or bounds)."""
+    unc = uncertain_columns(inst)
+    names = []
+    for rows in inst.compile().constraints:
+        polys = [part.poly if isinstance(part, NL) else part for part in (rows.body, rows.lo,
+                                                                          rows.hi)]
+        polys += [arg for part in (rows.body, rows.lo, rows.hi) if isinstance(part, NL)
+                  for _, node in part.terms for arg in node.args if isinstance(arg, Poly)]
+        if any(isinstance(p, Poly) and np.isin(p.columns(), unc).any() for p in polys):
+            names.append(rows.name)
+    return names
+
+
 # ---------------------------------------------------------------------- objective
 class _Bilinear:
     """Rows of a Poly that is bilinear in (x, ξ): a + Gx x + Gξ ξ + xᵀ H ξ + (ξ·ξ terms)."""

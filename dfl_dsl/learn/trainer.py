@@ -311,7 +311,7 @@ class ScenarioTrainer:
                  beta: float = 10.0, generative: str = "flow", hidden: int = 128,
                  pretrain_epochs: int | None = None, console: Console | None = None,
                  progress: bool = True) -> None:
-        from .gen_dfl import ScenarioObjective
+        from .gen_dfl import ScenarioObjective, uncertain_constraints
 
         if loss not in SCENARIO_LOSSES:
             raise DflError(f"unknown loss `{loss}` for a model with uncertain params",
@@ -326,6 +326,17 @@ class ScenarioTrainer:
             raise DflError(f"unknown generative model `{generative}`",
                            hint="use one of: " + ", ".join(SCENARIO_GENERATIVE))
         checked_device(device)
+        constrained = uncertain_constraints(inst)
+        if constrained:  # the metric would score a decision that breaks them as a good one
+            raise DflError(
+                "uncertain params enter the constraint(s) "
+                + ", ".join(f"`{name}`" for name in constrained) + ": the scenario losses and "
+                "their regret judge the objective only, so a decision taken against sampled "
+                "scenarios that breaks a true scenario's constraint would score as well as a "
+                "feasible one", filename=inst.model.filename,
+                hint="keep `uncertain` params in the objective (mean, cvar, worst); `dfl solve` "
+                     "takes them in constraints",
+            )
         self.inst, self.loss_name = inst, loss
         self.objective = ScenarioObjective(inst)
         self.scenarios = 1 if self.point else scenarios

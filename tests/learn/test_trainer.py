@@ -390,3 +390,18 @@ def test_bad_scenario_settings_are_refused(portfolio, options, words):
     loss = options.pop("loss", "gen-dfl")
     with pytest.raises(DflError, match=words):
         _scenario_trainer(portfolio[0], loss, **options)
+
+
+@pytest.mark.parametrize("constraint", ["s.t. cover: x >= d;", "s.t. cap: sum(x) <= 2 * d[0];",
+                                        "s.t. cap: d[1] <= sum(x);"],
+                         ids=["body", "upper-bound", "lower-bound"])
+def test_uncertain_params_in_constraints_are_refused_for_training(constraint):
+    """The relative risk regret reads the objective only: with d in a covering constraint, the
+    decision under a point forecast (x = forecast, cheaper than the true worst case and
+    infeasible for the true scenarios) scored a small regret, its negative regret clamped."""
+    inst = bind("param n : int; param d[n] : uncertain; var x[n] in [0, 100];"
+                f"minimize cost: sum(x); {constraint}", {"n": 3})
+    for loss in ("mse", "nll"):
+        with pytest.raises(DflError, match="uncertain params enter the constraint") as info:
+            ScenarioTrainer(inst, loss, progress=False)
+        assert info.value.filename == "m.opt" and "`c" in str(info.value)
