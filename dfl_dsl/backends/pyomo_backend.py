@@ -10,6 +10,7 @@ slices of A as `LinearExpression`s, never by adding term objects one at a time.
 from __future__ import annotations
 
 import math
+import os
 import time
 from itertools import chain
 from pathlib import Path
@@ -106,10 +107,24 @@ def write_format(path: Path) -> ProblemFormat:
 
 
 def write_model(model: pyo.ConcreteModel, path: Path) -> None:
+    """Pyomo's writer into a temp file beside `path`, renamed over it when complete (as
+    `--output` is written: never half a file), its folder made as `--output`'s is."""
     fmt = write_format(path)
     # names like x[3] and rows[2] (the canonical column and row) in the formats that keep names
     options = {"symbolic_solver_labels": fmt is not ProblemFormat.nl}
-    model.write(str(path), format=fmt, io_options=options)
+    path = Path(path)
+    tmp = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # (a name of our own, not mkstemp's: the writer creates it with the usual permissions)
+        tmp = str(path.with_name(f".{path.stem}.{os.getpid()}.tmp{path.suffix}"))
+        model.write(tmp, format=fmt, io_options=options)
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise DflError(f"can't write the model to `{path}`: {exc.strerror or exc}") from None
+    finally:
+        if tmp is not None and os.path.exists(tmp):
+            os.unlink(tmp)
 
 
 def _solver():

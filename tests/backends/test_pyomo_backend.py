@@ -86,6 +86,19 @@ def test_write_nl(tmp_path):
     assert path.read_text().startswith("g")  # an AMPL .nl text header
 
 
+def test_write_makes_its_folder_and_leaves_no_temp_file(tmp_path):
+    # a missing folder used to be an internal error (FileNotFoundError from Pyomo's writer)
+    path = tmp_path / "new" / "deeper" / "transport.lp"
+    bind("transport").solve("pyomo", write=path)
+    assert path.read_text().startswith("\\* Source Pyomo model")
+    assert [p.name for p in path.parent.iterdir()] == ["transport.lp"]
+
+
+def test_write_where_nothing_can_be_written_is_a_user_error():
+    with pytest.raises(DflError, match="can't write the model to"):
+        bind("transport").solve("pyomo", write=Path("/proc/no/transport.lp"))
+
+
 def test_write_bad_suffix_raises_before_solving(tmp_path, monkeypatch):
     def no_solve(*args, **kwargs):
         raise AssertionError("solved before the suffix was checked")
