@@ -6,6 +6,7 @@ Declarations are bound in file order; each param is checked against its declared
 
 from __future__ import annotations
 
+import re
 import warnings
 from typing import Any
 
@@ -14,7 +15,7 @@ import numpy as np
 from . import ast
 from .data import DataSource, load_data, to_entries, to_set
 from .errors import DataError, DataWarning, DflError, did_you_mean
-from .evaluate.elements import SetValue, element_of
+from .evaluate.elements import SetValue, element_of, key_of
 from .evaluate.entities import Domain, Entity
 from .evaluate.evaluator import Context, Evaluator
 from .evaluate.frame import Frame
@@ -96,9 +97,11 @@ class _Binder:
             outside = self._outside(stmt, the_set, root)
             if outside.any():
                 bad = the_set.elements()[int(np.nonzero(outside)[0][0])]
+                parents = [self.evaluator.set_of(f, root) for f in _product_factors(stmt.within)]
                 raise self.source.error(
                     f"set `{stmt.name}`: element {bad!r} is not within the declared superset",
                     stmt.name,
+                    hint=_text_or_number(bad if isinstance(bad, tuple) else (bad,), parents),
                 )
         self.ctx.sets[stmt.name] = the_set
 
@@ -315,8 +318,9 @@ class _Binder:
                 if bad.any():
                     where = (f"`{check.operand.id}`" if isinstance(check.operand, ast.Name)
                              else "the set")
+                    value = element_of(int(rows[tuple(v[0] for v in np.nonzero(bad))]))
                     self._fail(name, entity, rows, bad, f"is not in {where}", elem=True,
-                               model_made=model_made)
+                               model_made=model_made, hint=_text_or_number((value,), [the_set]))
                 continue
             if check.op in ("psd", "symmetric"):
                 whole = model_made is not None and bool(model_made.all())
@@ -331,7 +335,7 @@ class _Binder:
                            model_made=model_made)
 
     def _fail(self, name, entity, rows, bad, what, limit=None, elem=False,
-              model_made=None) -> None:
+              model_made=None, hint=None) -> None:
         scenario, entry = (int(v[0]) for v in np.nonzero(bad))
         value = rows[scenario, entry]
         shown = repr(element_of(int(value))) if elem else f"{value:g}"
@@ -344,8 +348,8 @@ class _Binder:
         more = f" ({count - 1} more entries too)" if count > 1 else ""
         message = f"param `{name}`{where}: value {shown} {what}{more}"
         if model_made is not None and model_made[entry]:
-            raise DflError(message, _made_by(entity.decl).pos)
-        raise self.source.error(message, name)
+            raise DflError(message, _made_by(entity.decl).pos, hint=hint)
+        raise self.source.error(message, name, hint=hint)
 
     def _check_matrix(self, stmt, entity, rows, op, made_by: ast.Expr | None) -> None:
         shape = entity.shape
@@ -378,6 +382,28 @@ class _Binder:
         if made_by is not None:
             raise DflError(message, made_by.pos)
         raise self.source.error(message, stmt.name)
+
+
+def _text_or_number(values: tuple, parents: list) -> str | None:
+    """A hint when an element missed its set only by being text, "1", where the set holds the
+    number 1 (or the other way round): JSON keys are always text, so the two get mixed up."""
+    for value in values:
+        twin = None
+        if isinstance(value, str) and re.fullmatch(r"-?\d+", value.strip()):
+            twin = int(value)
+        elif isinstance(value, int):
+            twin = str(value)
+        if twin is None:
+            continue
+        for parent in parents:
+            if isinstance(parent, SetValue) and parent.dim == 1 and (
+                parent.position(np.array([[key_of(twin)]])) >= 0
+            ).all():
+                if isinstance(value, str):
+                    return (f'"{value}" is text, but the set holds the number {twin}: write it '
+                            "without quotes")
+                return f'{value} is a number, but the set holds the text "{twin}": quote it'
+    return None
 
 
 def _made_by(stmt: ast.ParamDecl) -> ast.Expr:

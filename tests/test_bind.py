@@ -183,3 +183,16 @@ def test_a_check_broken_by_a_data_value_is_still_reported_in_the_data():
     with pytest.raises(DataError) as info:
         bind("set I; param p{I} >= 0 default 1;", {"I": ["a", "b"], "p": {"a": -3}})
     assert "`p`[a]: value -3" in info.value.message
+
+
+@pytest.mark.parametrize(("text", "data", "hint"), [
+    ("set N; set A within N * N;", {"N": [1, 2], "A": [["1", "2"]]},
+     '"1" is text, but the set holds the number 1'),
+    ("set N; set A within N * N;", {"N": ["1", "2"], "A": [[1, 2]]},
+     '1 is a number, but the set holds the text "1"'),
+    ("set N; param s in N;", {"N": [1, 2], "s": "2"}, '"2" is text, but the set holds the number'),
+])
+def test_an_element_that_is_text_where_the_set_holds_a_number_gets_a_hint(text, data, hint):
+    with pytest.raises(DataError) as info:
+        bind(text, data)
+    assert hint in (info.value.hint or "")
