@@ -396,7 +396,16 @@ class Evaluator:
             framed = base.framed or exponent.framed
             b = aligned_array(base, framed, len(shape), frame.n).astype(float)
             e = aligned_array(exponent, framed, len(shape), frame.n)
-            return Val(np.power(b, e), framed, shape)
+            with np.errstate(all="ignore"):
+                out = np.power(b, e)
+            if not np.all(np.isfinite(out)) and np.all(np.isfinite(b)) and np.all(np.isfinite(e)):
+                if np.isnan(out).any():
+                    raise EvalError("`^` is undefined for some of these values",
+                                    "a negative base needs a whole exponent")
+                if np.any((b == 0) & (e < 0)):
+                    raise EvalError("division by zero: 0 to a negative power")
+                raise EvalError("`^` overflows: the result is too large for a float")
+            return Val(out, framed, shape)
         p = float(np.asarray(exponent.payload).ravel()[0])
         if p == 1:
             return base

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from _helpers import bind, poly_at
@@ -347,3 +349,15 @@ def test_an_indexed_expr_over_an_empty_set(backend):
                 {"I": []})
     sol = inst.solve(backend)
     assert sol.status == "optimal" and sol.objective == pytest.approx(0)
+
+
+@pytest.mark.parametrize(("formula", "message"), [
+    ("(-8)^(1/3)", "`^` is undefined for some of these values"),
+    ("(i - 1)^-1", "division by zero: 0 to a negative power"),
+    ("10^(100 * i)", "`^` overflows"),
+])
+def test_a_power_of_data_without_a_value_is_an_error_at_the_formula(formula, message):
+    # it used to leave NaN or inf in the param (and a RuntimeWarning on stderr)
+    with pytest.raises(DflError, match=re.escape(message)) as info:
+        bind(f"param p{{i in 1..4}} = {formula};")
+    assert info.value.pos.column == len("param p{i in 1..4} = ") + 1
