@@ -66,7 +66,7 @@ class DFLData:
             import torch
 
             costs = oracle.costs(torch.as_tensor(self.theta, dtype=torch.float64))
-            self.w = oracle.solve(costs.numpy()).w
+            self.w = oracle.solve(costs.numpy(), remember=False).w  # NCE seeds its own
             self.z = true_objective(oracle, self.theta, self.w)
         return self
 

@@ -17,9 +17,9 @@ def regret(oracle: Oracle, theta_hat, theta, w_true: np.ndarray | None = None) -
     theta_hat_t = torch.as_tensor(np.asarray(theta_hat, dtype=float), dtype=torch.float64)
     theta_t = torch.as_tensor(np.asarray(theta, dtype=float), dtype=torch.float64)
     c = oracle.costs(theta_t).numpy()
-    w_hat = oracle.solve(oracle.costs(theta_hat_t).numpy()).w
+    w_hat = oracle.solve(oracle.costs(theta_hat_t).numpy(), remember=False).w
     if w_true is None:
-        w_true = oracle.solve(c).w
+        w_true = oracle.solve(c, remember=False).w
     return np.maximum(np.einsum("bn,bn->b", c, w_hat - w_true), 0.0)
 
 
@@ -36,7 +36,7 @@ def normalized_regret(oracle: Oracle, theta_hat, theta, w_true=None, z_true=None
     theta = np.asarray(theta, dtype=float)
     if w_true is None:
         c = oracle.costs(torch.as_tensor(theta, dtype=torch.float64)).numpy()
-        w_true = oracle.solve(c).w
+        w_true = oracle.solve(c, remember=False).w
     if z_true is None:
         z_true = true_objective(oracle, theta, w_true)
     total = float(np.abs(z_true).sum())

@@ -130,8 +130,10 @@ class Oracle:
         return self.form.c0 + theta @ self._c0_theta
 
     # ------------------------------------------------------------------ solving
-    def solve(self, costs: np.ndarray | torch.Tensor) -> Batch:
-        """argmin_w ĉᵀw for each row of `costs` (canonical space)."""
+    def solve(self, costs: np.ndarray | torch.Tensor, *, remember: bool = True) -> Batch:
+        """argmin_w ĉᵀw for each row of `costs` (canonical space); with `remember`, the
+        solutions join the pool (evaluation passes False: a test set's solutions in NCE's pool
+        would leak it into training)."""
         if isinstance(costs, torch.Tensor):
             costs = costs.detach().cpu().double().numpy()
         costs = np.atleast_2d(np.asarray(costs, dtype=float))
@@ -145,7 +147,7 @@ class Oracle:
         else:
             w = np.stack([self._solve_one(c) for c in costs])
         objective = np.einsum("bn,bn->b", costs, w)
-        for row in w:
+        for row in w if remember else ():
             self.pool.setdefault(np.round(row, 9).tobytes(), row)
         return Batch(w, objective)
 

@@ -210,7 +210,7 @@ class Trainer:
         shard, n = self.shard, len(data)
         mine = np.arange(shard.rank, n, shard.world)
         costs = self.oracle.costs(torch.as_tensor(data.theta[mine], dtype=torch.float64))
-        w = shard.gather_rows(self.oracle.solve(costs.numpy()).w, n)
+        w = shard.gather_rows(self.oracle.solve(costs.numpy(), remember=False).w, n)
         data.w, data.z = w, true_objective(self.oracle, data.theta, w)
 
     def _everywhere(self, ok: torch.Tensor) -> bool:

@@ -405,3 +405,17 @@ def test_uncertain_params_in_constraints_are_refused_for_training(constraint):
         with pytest.raises(DflError, match="uncertain params enter the constraint") as info:
             ScenarioTrainer(inst, loss, progress=False)
         assert info.value.filename == "m.opt" and "`c" in str(info.value)
+
+
+def test_a_monitored_test_set_never_reaches_the_nce_pool(sp_inst, sp_generated):
+    """The test set's optimal decisions (and its predictions' ones) joined the oracle's solution
+    pool when each epoch's regret was measured, and NCE trains against that pool: `--test`
+    changed the training losses from the second epoch on."""
+    train_arrays, test_arrays = (part.arrays() for part in sp_generated.split(200))
+    losses, pools = [], []
+    for monitor in (None, DFLData.from_arrays(sp_inst, test_arrays)):
+        trainer = _trainer(sp_inst, "nce", epochs=3)
+        trainer.fit(DFLData.from_arrays(sp_inst, train_arrays), monitor)
+        losses.append([e["loss"] for e in trainer.history.epochs])
+        pools.append(len(trainer.oracle.pool))
+    assert losses[0] == losses[1] and pools[0] == pools[1]
