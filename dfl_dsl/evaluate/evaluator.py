@@ -459,6 +459,13 @@ class Evaluator:
 
     def _v_IfThenElse(self, node: ast.IfThenElse, frame: Frame) -> Val:
         cond = self.value(node.cond, frame)
+        if cond.shape == () and not cond.symbolic:
+            # each branch only where it is chosen: `if d[i] != 0 then 1 / d[i] else 0` must
+            # not divide by the zeros the condition rules out
+            if not cond.framed:
+                return self.value(node.then if bool(np.asarray(cond.payload)) else node.orelse,
+                                  frame)
+            return self._chosen(node, np.asarray(cond.payload).astype(bool), frame)
         then = self.value(node.then, frame)
         orelse = self.value(node.orelse, frame)
         if then.kind == "elem" and orelse.kind == "elem":
@@ -480,6 +487,36 @@ class Evaluator:
         a = expand(then, framed, shape, n, width).scale(mask.astype(float))
         b = expand(orelse, framed, shape, n, width).scale((~mask).astype(float))
         return Val(b + a if isinstance(b, NL) and not isinstance(a, NL) else a + b, framed, shape)
+
+    def _chosen(self, node: ast.IfThenElse, mask: np.ndarray, frame: Frame) -> Val:
+        """`if` with one condition per frame row: each branch evaluated on its own rows."""
+        n, width = frame.n, self.ctx.width
+        parts = []
+        for branch, rows in ((node.then, np.nonzero(mask)[0]), (node.orelse, np.nonzero(~mask)[0])):
+            if len(rows):
+                parts.append((branch, rows, self.value(branch, frame.take(rows))))
+        if len(parts) == 2 and not all(v.kind == "elem" for _, _, v in parts):
+            parts = [(b, r, self._as_number(v, b)) for b, r, v in parts]
+        kind = parts[0][2].kind if parts else "num"
+        shape = _broadcast(*(v for _, _, v in parts)) if parts else ()
+        size = math.prod(shape)
+        if not any(v.symbolic for _, _, v in parts):
+            dtype = np.int64 if kind == "elem" else float
+            out = np.zeros((n, *shape), dtype=dtype)
+            for _, rows, v in parts:
+                out[rows] = flat_data(v, True, shape, len(rows)).reshape((len(rows), *shape))
+            return Val(out, True, shape, kind)
+        total = None
+        for _, rows, v in parts:  # each part's rows, placed at its frame rows
+            sub = expand(v, True, shape, len(rows), width)
+            targets = (rows[:, None] * size + np.arange(size)).ravel()
+            place = sp.csr_array((np.ones(len(targets)), (targets, np.arange(len(targets)))),
+                                 shape=(n * size, len(targets)))
+            placed = sub.rowmap(place)
+            total = placed if total is None else (
+                total + placed if isinstance(total, NL) or not isinstance(placed, NL)
+                else placed + total)
+        return Val(total, True, shape)
 
     # ------------------------------------------------------------------ reductions
     def _v_Reduce(self, node: ast.Reduce, frame: Frame) -> Val:

@@ -111,7 +111,9 @@ def add(a: Val, b: Val, n: int, width: int, sign: float = 1.0) -> Val:
     if not a.symbolic and not b.symbolic:
         left = aligned_array(a, framed, len(shape), n)
         right = aligned_array(b, framed, len(shape), n)
-        return Val(left + right if sign > 0 else left - right, framed, shape)
+        with np.errstate(invalid="ignore"):
+            out = left + right if sign > 0 else left - right
+        return Val(_defined(out, "inf - inf"), framed, shape)
     left = expand(a, framed, shape, n, width)
     right = expand(b, framed, shape, n, width)
     if sign < 0:
@@ -126,7 +128,9 @@ def multiply(a: Val, b: Val, n: int, width: int) -> Val:
     if not a.symbolic and not b.symbolic:
         left = aligned_array(a, framed, len(shape), n)
         right = aligned_array(b, framed, len(shape), n)
-        return Val(left * right, framed, shape)
+        with np.errstate(invalid="ignore"):
+            out = left * right
+        return Val(_defined(out, "0 * inf"), framed, shape)
     if not a.symbolic or not b.symbolic:
         data, sym = (a, b) if not a.symbolic else (b, a)
         factor = flat_data(data, framed, shape, n).astype(float)
@@ -149,9 +153,18 @@ def divide(a: Val, b: Val, n: int, width: int) -> Val:
     if np.any(divisor == 0):
         raise EvalError("division by zero")
     if not a.symbolic:
-        return Val(aligned_array(a, framed, len(shape), n) / divisor, framed, shape)
+        with np.errstate(invalid="ignore"):
+            out = aligned_array(a, framed, len(shape), n) / divisor
+        return Val(_defined(out, "inf / inf"), framed, shape)
     factor = 1.0 / np.broadcast_to(divisor, ((n,) if framed else ()) + shape).ravel()
     return Val(expand(a, framed, shape, n, width).scale(factor), framed, shape)
+
+
+def _defined(out, example: str):
+    """Data arithmetic on infinities can leave NaN (the data itself never holds one)."""
+    if np.issubdtype(np.asarray(out).dtype, np.floating) and np.isnan(out).any():
+        raise EvalError(f"this is undefined for some of these values ({example})")
+    return out
 
 
 def negate(a: Val) -> Val:

@@ -361,3 +361,40 @@ def test_a_power_of_data_without_a_value_is_an_error_at_the_formula(formula, mes
     with pytest.raises(DflError, match=re.escape(message)) as info:
         bind(f"param p{{i in 1..4}} = {formula};")
     assert info.value.pos.column == len("param p{i in 1..4} = ") + 1
+
+
+@pytest.mark.parametrize("backend", ["highs", "cvxpy"])
+def test_if_evaluates_each_branch_only_where_it_is_chosen(backend):
+    # the guard idiom `if d[i] != 0 then 1 / d[i] else 0` used to fail with "division by zero"
+    # (both branches were evaluated on every entry), for data, variables and atoms alike
+    inst = bind("""
+        set I = 1..4;
+        param d{i in I} = i - 2;
+        param n default 0;
+        param w{i in I} = if d[i] < 0 then -1 else if d[i] == 0 then 0 else 1 / d[i];
+        param s = if n != 0 then 1 / n else 5;
+        var x{I} >= -3 <= 3;
+        minimize o: sum{i in I} (if d[i] != 0 then abs(x[i] - 1 / d[i]) else x[i]) + s;
+        subject to c{i in I}: (if d[i] != 0 then x[i] / d[i] else 2 * x[i]) <= 1;
+        subject to e: sum{i in I} w[i] * x[i] >= -100;
+    """)
+    assert inst.evaluator.ctx.entities["w"].data.tolist() == [-1, 0, 1, 0.5]
+    sol = inst.solve(backend)
+    assert sol.objective == pytest.approx(-3 + 5, abs=1e-7)
+    assert sol.value("x").tolist() == pytest.approx([-1, -3, 1, 0.5], abs=1e-6)
+
+
+def test_if_picks_elements_per_entry():
+    inst = bind('set I = 1..3; set N = {"a", "b"}; param g{i in I} in N = '
+                'if i == 2 then "b" else "a"; var y{N} in [0, 1]; '
+                'maximize o: sum{i in I} (if g[i] == "a" then y[g[i]] else -y[g[i]]);')
+    sol = inst.solve("highs")
+    assert sol.objective == pytest.approx(2) and sol.value("y").tolist() == [1, 0]
+
+
+@pytest.mark.parametrize(("formula", "example"), [
+    ("u - u", "inf - inf"), ("0 * u", "0 * inf"), ("u / u", "inf / inf")])
+def test_arithmetic_on_infinite_data_without_a_value_is_an_error(formula, example):
+    # it used to leave NaN in the param: `x <= p` then read as no bound ("unbounded")
+    with pytest.raises(DflError, match=re.escape(example)):
+        bind(f"param u default inf; param p = {formula}; var x >= 0 <= p; maximize o: x;")
