@@ -220,8 +220,16 @@ def _uncertain(inst) -> tuple[np.ndarray, np.ndarray]:
     if not cols:
         return np.zeros(0, dtype=np.int64), np.zeros((1, 0))
     counts = {v.shape[0] for v in values}
-    if len(counts) != 1:
-        raise DflError("every uncertain param needs the same number of scenarios")
+    if len(counts) != 1:  # a mistake in the data: say which params disagree, at the second
+        sizes = [v.shape[0] for v in values]
+        k = next(k for k, size in enumerate(sizes) if size != sizes[0])
+        first, other = inst.uncertain[0], inst.uncertain[k]
+        message = (f"every uncertain param needs the same number of scenarios: `{first.name}` "
+                   f"has {sizes[0]}, `{other.name}` has {sizes[k]}")
+        source = getattr(inst, "source", None)
+        if source is None:
+            raise DflError(message)
+        raise source.error(message, other.name)
     return np.concatenate(cols), np.concatenate(values, axis=1)
 
 

@@ -11,6 +11,7 @@ from _helpers import bind
 
 import dfl_dsl as dfl
 from dfl_dsl.compile.bridges import bridge
+from dfl_dsl.errors import DataError
 
 N, S, ALPHA = 5, 7, 0.6
 rng = np.random.default_rng(3)
@@ -120,8 +121,11 @@ def test_scenario_count_must_agree():
     inst = bind("set I; param a{I} : uncertain; param b{I} : uncertain; var x{I} in [0, 1];"
                 "minimize f: sum{i in I} (a[i] + b[i]) * x[i];",
                 {"I": [1, 2], "a": [[1, 2], [3, 4]], "b": [[1, 2]]})
-    with pytest.raises(dfl.DflError, match="same number of scenarios"):
+    with pytest.raises(DataError, match="same number of scenarios") as info:
         inst.solve("highs")
+    # which params disagree, in the data (it used to name neither, nor any file)
+    assert "`a` has 2, `b` has 1" in info.value.message
+    assert info.value.filename == "<data>"
 
 
 def test_uncertain_param_without_scenarios():
