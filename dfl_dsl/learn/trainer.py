@@ -276,6 +276,12 @@ def load_checkpoint(path: str | Path, inst, predictor: nn.Module | None = None) 
     """A predictor from a checkpoint; refuses one trained on another model."""
     state = read_checkpoint(path, inst, CHECKPOINT_FORMAT)
     spec = state["predictor"]
+    size = sum(entity.size for entity in inst.predicted)
+    if spec["n_outputs"] != size:  # same model text, other instance data (e.g. more items)
+        raise DflError(f"this checkpoint's predictor predicts {spec['n_outputs']} values per "
+                       f"sample; with this instance data `{inst.model.name}` has {size}",
+                       hint="give the instance data it was trained with (--data)",
+                       filename=str(path))
     if predictor is None:
         if spec["kind"] == "custom":
             raise DflError("the checkpoint holds a custom predictor: pass the module to load it")

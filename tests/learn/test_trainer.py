@@ -198,6 +198,20 @@ def test_loading_refuses_a_checkpoint_of_another_model(trained, sp_inst, tmp_pat
     assert sp_inst.model.hash in str(info.value) and str(path) in str(info.value)
 
 
+def test_loading_refuses_instance_data_of_another_size(trained, sp_inst, tmp_path):
+    """The same model on a bigger grid: the predictor's 40 outputs met 60 arcs inside torch
+    (`dfl eval` exited 3 with 'mat1 and mat2 shapes cannot be multiplied')."""
+    from dfl_dsl.generators import shortest_path
+
+    path = tmp_path / "ckpt.pt"
+    trained.save(path)
+    bigger = dfl.load(sp_inst.model.filename).bind(shortest_path(num_data=2, grid=(6, 6))
+                                                   .instance)
+    with pytest.raises(DflError, match="predicts 40 values per sample; .* has 60") as info:
+        load_checkpoint(path, bigger)
+    assert "--data" in info.value.hint and info.value.filename == str(path)
+
+
 def test_loading_refuses_missing_and_foreign_files(sp_inst, tmp_path):
     with pytest.raises(DflError, match="checkpoint not found"):
         load_checkpoint(tmp_path / "none.pt", sp_inst)
