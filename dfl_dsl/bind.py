@@ -67,7 +67,12 @@ class _Binder:
         for stmt in self.model.ast.statements:
             handler = getattr(self, "_" + type(stmt).__name__, None)
             if handler is not None:
-                handler(stmt)
+                try:
+                    handler(stmt)
+                except MemoryError:  # `set S = 1..n` with n = 10^12 from a data typo
+                    raise DflError(
+                        f"out of memory binding `{stmt.name}`: its sets or shape are too large",
+                        stmt.pos, hint="check the sizes the data gives") from None
         offset = self._nx
         for entity in self._thetas:
             entity.offset = offset

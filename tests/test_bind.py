@@ -196,3 +196,10 @@ def test_an_element_that_is_text_where_the_set_holds_a_number_gets_a_hint(text, 
     with pytest.raises(DataError) as info:
         bind(text, data)
     assert hint in (info.value.hint or "")
+
+
+def test_a_set_too_large_for_memory_is_an_error_at_its_declaration():
+    # a data typo (n = 10^12) used to end in "internal error: MemoryError"
+    with pytest.raises(dfl.DflError, match="out of memory binding `S`") as info:
+        bind("param n : int; set S = 1..n; var x{S} >= 0;", {"n": 10**12})
+    assert info.value.pos.line == 1 and info.value.pos.column == 20

@@ -79,8 +79,8 @@ def _expand(inst) -> Expanded:
         sense, objective = "minimize", Poly.zeros(1, width)
     else:
         sense = objective_decl.sense
-        value = ev.number(objective_decl.body, root)
         with _at(objective_decl.body):
+            value = ev.number(objective_decl.body, root)
             objective = expand(value, False, (), 1, width)
         if not _finite(objective, constant=True).all():
             raise DflError("the objective has an infinite (or NaN) coefficient; `inf` in the "
@@ -160,6 +160,9 @@ def _at(node: ast.Node):
         yield
     except EvalError as exc:
         raise DflError(str(exc), node.pos, hint=exc.hint) from None
+    except MemoryError:
+        raise DflError("out of memory expanding this: its index or shape is too large",
+                       node.pos, hint="check the sizes the data gives") from None
 
 
 def _constraint(inst, decl: ast.Constraint) -> Rows:

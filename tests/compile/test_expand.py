@@ -111,3 +111,15 @@ def test_an_infinite_coefficient_is_a_located_error(text, where):
     with pytest.raises(DflError, match=re.escape(where)) as info:
         inst.compile()
     assert info.value.pos is not None and str(info.value).startswith("m.opt:1:")
+
+
+def test_running_out_of_memory_expanding_a_constraint_is_located(monkeypatch):
+    inst = bind("var x >= 0; minimize o: x; subject to c{i in 1..3}: x >= i;")
+
+    def exhausted(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(type(inst.evaluator), "number", exhausted)
+    with pytest.raises(DflError, match="out of memory") as info:
+        inst.compile()
+    assert info.value.pos is not None and str(info.value).startswith("m.opt:1:")
