@@ -64,7 +64,7 @@ def load_data(source: str | Path | Mapping[str, Any] | None, name: str | None = 
     try:
         if suffix == ".npz":
             return DataSource(_load_npz(path), filename)
-        text = path.read_text()
+        text = path.read_text().removeprefix("\ufeff")  # a byte-order mark (Windows editors)
     except FileNotFoundError:
         raise DataError("data file not found", filename=filename) from None
     except OSError as exc:

@@ -316,3 +316,13 @@ def test_yaml_surprises_get_a_hint(tmp_path, text, hint):
     with pytest.raises(DataError) as info:
         dfl.load(model).bind(data)
     assert hint in (info.value.hint or "")
+
+
+def test_a_json_file_with_a_byte_order_mark(tmp_path):
+    # json.loads refused it ("Unexpected UTF-8 BOM"), and Windows editors write one
+    model = tmp_path / "m.opt"
+    model.write_text(VEC_MODEL)
+    data = tmp_path / "d.json"
+    data.write_bytes(b'\xef\xbb\xbf{"N": ["a", "b"], "w": [1, 2]}')
+    inst = dfl.load(model).bind(data)
+    assert inst.solve("highs").status == "optimal"

@@ -298,6 +298,7 @@ class _ToAst:
 
 def parse(text: str, filename: str = "<string>") -> ast.Model:
     """Parse `.opt` source text into an `ast.Model` (raises `DflError` on a syntax error)."""
+    text = text.removeprefix("\ufeff")  # the byte-order mark some Windows editors write
     try:
         tree = _lark().parse(text)
     except UnexpectedInput as exc:

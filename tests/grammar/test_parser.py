@@ -433,3 +433,13 @@ def test_too_deep_nesting_is_a_clean_error(text: str) -> None:
 def test_nesting_up_to_the_limit_is_fine() -> None:
     depth_ok = MAX_NESTING - 5
     parse("minimize z: " + "x + " * depth_ok + "x;")
+
+
+def test_a_byte_order_mark_is_not_a_character_of_the_model() -> None:
+    # Notepad and other Windows editors start a UTF-8 file with U+FEFF: it was refused as
+    # "unexpected character U+FEFF" at 1:1
+    model = parse("\ufeffset I;\nparam c{I};\n", "bom.opt")
+    assert [s.name for s in model.statements] == ["I", "c"]
+    with pytest.raises(DflError) as info:
+        parse("\ufeffset I\nparam c;\n", "bom.opt")
+    assert (info.value.pos.line, info.value.pos.column) == (1, 6)
