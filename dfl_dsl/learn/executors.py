@@ -24,6 +24,11 @@ from ..compile.linear import LinearForm
 from ..errors import DflError
 
 EXECUTORS = ("processes", "ray")
+NO_SOLUTION_HINTS = {  # why a training solve can fail, by HiGHS's status word
+    "infeasible": "the instance data leaves no feasible decision: try `dfl solve` on it",
+    "unbounded": "some costs (true or predicted) make the objective unbounded: give the "
+                 "variables finite bounds",
+}
 
 
 class Executor(Protocol):
@@ -47,7 +52,8 @@ def solve_with(model: HighsModel, c: np.ndarray) -> np.ndarray:
     x = model.solve_fast()
     if x is None:
         result = model.solve(want_duals=False)
-        raise DflError(f"the oracle found no solution (status {result.status})")
+        raise DflError(f"the oracle found no solution (status {result.status})",
+                       hint=NO_SOLUTION_HINTS.get(result.status))
     return x
 
 

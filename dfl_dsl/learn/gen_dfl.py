@@ -34,6 +34,7 @@ from ..compile.linear import LinearForm, assemble
 from ..errors import DflError
 from ..evaluate.nonlinear import NL
 from ..evaluate.poly import Poly
+from .executors import NO_SOLUTION_HINTS
 
 RISK = ("mean", "cvar", "worst")
 
@@ -249,7 +250,9 @@ class ScenarioOracle:
             x = self._model.solve_fast()
             if x is None:
                 status = self._model.solve(want_duals=False).status
-                raise DflError(f"the scenario problem has no solution (status {status})")
+                raise DflError(f"the scenario problem has no solution (status {status})",
+                               hint=NO_SOLUTION_HINTS.get(status),
+                               filename=self.inst.model.filename)
             out[i] = x[: self.nx]
             self.solver_calls += 1
         return out

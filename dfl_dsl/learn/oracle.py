@@ -159,7 +159,10 @@ class Oracle:
 
     def _solve_one(self, c: np.ndarray) -> np.ndarray:
         self.solver_calls += 1
-        return solve_with(self._model, c)
+        try:
+            return solve_with(self._model, c)
+        except DflError as exc:
+            raise exc.located(self.inst.model.filename, None) from None
 
     def _solve_parallel(self, costs: np.ndarray) -> np.ndarray:
         if self._workers is None:

@@ -164,3 +164,11 @@ def test_models_the_scenario_layer_refuses():
                 {"c": [1.0, 2.0]})
     with pytest.raises(DflError, match="quadratic in the decisions"):
         ScenarioObjective(quad)
+
+
+def test_a_scenario_problem_without_solution_names_the_model_and_why():
+    inst = bind("param d : uncertain; var x in [0, 1]; minimize f: mean(d * x); s.t. r: x <= d;",
+                {"d": [0.5]})
+    with pytest.raises(DflError, match="status infeasible") as info:
+        ScenarioOracle(inst, 1).solve(np.array([[[-1.0]]]))
+    assert info.value.filename == "m.opt" and "dfl solve" in info.value.hint

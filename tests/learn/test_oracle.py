@@ -153,3 +153,16 @@ def test_worker_processes_solve_milps_after_the_parent_has():
         np.testing.assert_allclose(got.objective, expected.objective, rtol=1e-9)
     finally:
         parallel.close()
+
+
+@pytest.mark.parametrize(("text", "status", "words"), [
+    ("set I; param c{I} : predicted; var x{I} >= 0; minimize f: sum{i in I} c[i] * x[i];",
+     "unbounded", "finite bounds"),
+    ("set I; param c{I} : predicted; var x{I} in [0, 1]; minimize f: sum{i in I} c[i] * x[i];"
+     "s.t. r: sum{i in I} x[i] >= 5;", "infeasible", "dfl solve"),
+], ids=["unbounded", "infeasible"])
+def test_a_failed_solve_names_the_model_and_why(text, status, words):
+    oracle = Oracle(bind(text, {"I": [1, 2]}), method="highs")
+    with pytest.raises(DflError, match=f"status {status}") as info:
+        oracle.solve(np.array([[-1.0, 1.0]]))
+    assert info.value.filename == "m.opt" and words in info.value.hint
