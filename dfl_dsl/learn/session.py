@@ -184,7 +184,7 @@ def _train_scenarios(inst, train: ScenarioData, test: ScenarioData | None, *, lo
         trainer.save(save)
         result["checkpoint"] = str(save)
     if plot is not None:
-        result["plot"] = _plot(history, plot, inst, loss)
+        result["plot"] = _plot(history, plot, inst, loss, result["metric"])
     _print_summary(result, console)
     return result
 
@@ -205,10 +205,10 @@ def _run_fields(loss: str, epochs: int, elapsed: float, history) -> dict:
             "time_per_epoch_s": round(per_epoch, 4), "history": history.epochs}
 
 
-def _plot(history, path, inst, loss: str) -> str:
+def _plot(history, path, inst, loss: str, metric: str = "normalized regret") -> str:
     from .plots import training_curve
 
-    training_curve(history.epochs, path, title=f"{inst.model.name}: {loss}")
+    training_curve(history.epochs, path, title=f"{inst.model.name}: {loss}", metric=metric)
     return str(path)
 
 
