@@ -73,11 +73,23 @@ class _Binder:
                     raise DflError(
                         f"out of memory binding `{stmt.name}`: its sets or shape are too large",
                         stmt.pos, hint="check the sizes the data gives") from None
+        self._same_scenario_counts()
         offset = self._nx
         for entity in self._thetas:
             entity.offset = offset
             offset += entity.size
         self.ctx.width = offset
+
+    def _same_scenario_counts(self) -> None:
+        """Uncertain params are drawn together, scenario by scenario: data that gives them
+        different counts can't be solved, and `dfl check --data` should say so too."""
+        given = [(e.name, e.extra["scenarios"].shape[0]) for e in self._thetas
+                 if "scenarios" in e.extra]
+        for name, count in given[1:]:
+            if count != given[0][1]:
+                raise self.source.error(
+                    "every uncertain param needs the same number of scenarios: "
+                    f"`{given[0][0]}` has {given[0][1]}, `{name}` has {count}", name)
 
     # ------------------------------------------------------------------ declarations
     def _SetDecl(self, stmt: ast.SetDecl) -> None:

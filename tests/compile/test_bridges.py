@@ -118,14 +118,18 @@ def test_uncertain_constraints_hold_for_every_scenario():
 
 
 def test_scenario_count_must_agree():
-    inst = bind("set I; param a{I} : uncertain; param b{I} : uncertain; var x{I} in [0, 1];"
-                "minimize f: sum{i in I} (a[i] + b[i]) * x[i];",
-                {"I": [1, 2], "a": [[1, 2], [3, 4]], "b": [[1, 2]]})
+    text = ("set I; param a{I} : uncertain; param b{I} : uncertain; var x{I} in [0, 1];"
+            "minimize f: sum{i in I} (a[i] + b[i]) * x[i];")
+    # data that disagrees is refused when it is bound (so `dfl check --data` says so too),
+    # naming the params (it used to be found only at solve time, naming neither, nor any file)
     with pytest.raises(DataError, match="same number of scenarios") as info:
+        bind(text, {"I": [1, 2], "a": [[1, 2], [3, 4]], "b": [[1, 2]]})
+    assert "`a` has 2, `b` has 1" in info.value.message and info.value.filename == "<data>"
+    # scenarios set after binding (sampled from a generator) are checked by the bridge
+    inst = bind(text, {"I": [1, 2], "a": [[1, 2], [3, 4]], "b": [[1, 2], [0, 0]]})
+    inst.uncertain[1].extra["scenarios"] = np.array([[1.0, 2.0]])
+    with pytest.raises(DataError, match="`a` has 2, `b` has 1"):
         inst.solve("highs")
-    # which params disagree, in the data (it used to name neither, nor any file)
-    assert "`a` has 2, `b` has 1" in info.value.message
-    assert info.value.filename == "<data>"
 
 
 def test_uncertain_param_without_scenarios():
