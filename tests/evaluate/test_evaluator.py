@@ -398,3 +398,13 @@ def test_arithmetic_on_infinite_data_without_a_value_is_an_error(formula, exampl
     # it used to leave NaN in the param: `x <= p` then read as no bound ("unbounded")
     with pytest.raises(DflError, match=re.escape(example)):
         bind(f"param u default inf; param p = {formula}; var x >= 0 <= p; maximize o: x;")
+
+
+@pytest.mark.parametrize("backend", ["highs", "cvxpy"])
+def test_a_variable_to_the_power_zero_is_one(backend):
+    # the checker classed `x^0 + x` LP, but the evaluator made a `power` atom of it, which
+    # the LP backends refused ("`power` can't be turned into linear constraints")
+    inst = bind("var x >= 0.5 <= 5; var v[2] in [0, 1];"
+                "minimize o: x^0 + x + sum{i in 0..1} v[i]^0 + sum(v^0) + sum(v);")
+    assert inst.model.klass.name == "LP"
+    assert inst.solve(backend).objective == pytest.approx(5.5, abs=1e-7)
