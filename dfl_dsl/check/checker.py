@@ -642,6 +642,8 @@ class Checker:
             raise DflError(
                 "the exponent of a variable expression must be a literal number",
                 node.exponent.pos,
+                hint="its curvature depends on the exponent, which must be known before the "
+                     "data: write the number",
             )
         if p == 1:
             return base
