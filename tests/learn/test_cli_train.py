@@ -199,3 +199,32 @@ def test_eval_without_a_test_file_or_a_recipe_asks_for_test(files, tmp_path):
     assert result.exit_code == 2
     assert "no test data: give --test FILE.npz" in _stderr(result)
     assert "--train" not in _stderr(result)
+
+
+@pytest.mark.parametrize("clash", ["train", "instance", "save-plot", "model"])
+def test_an_output_that_would_overwrite_an_input_or_output_exits_2(files, tmp_path, clash):
+    """`--save train.npz` overwrote the training file with the checkpoint (and `--save` on the
+    instance data or `--save x.png --plot x.png` lost one of them), exit 0."""
+    train, instance = tmp_path / "T.npz", tmp_path / "I.json"
+    shutil.copy(files["train"], train)
+    shutil.copy(files["instance"], instance)
+    model = tmp_path / "sp.opt"
+    shutil.copy(SHORTEST_PATH, model)
+    before = {p: p.read_bytes() for p in (train, instance, model)}
+    outputs = {"train": ["--save", str(train)], "instance": ["--save", str(instance)],
+               "save-plot": ["--save", str(tmp_path / "x.png"), "--plot", str(tmp_path / "x.png")],
+               "model": ["--plot", str(model.with_suffix(".png")), "--save", str(model)]}[clash]
+    result = runner.invoke(app, ["train", str(model), "--data", str(instance), "--train",
+                                 str(train), "--epochs", "1", *outputs])
+    assert result.exit_code == 2, result.output
+    assert "would overwrite" in _stderr(result)
+    assert {p: p.read_bytes() for p in (train, instance, model)} == before
+    assert not (tmp_path / "x.png").exists() and not model.with_suffix(".png").exists()
+
+
+def test_generate_refuses_one_path_for_out_and_instance(tmp_path):
+    out = tmp_path / "x.npz"
+    result = runner.invoke(app, ["generate", "knapsack", "--num-data", "5", "--out", str(out),
+                                 "--instance", str(out)])
+    assert result.exit_code == 2 and "--instance" in _stderr(result)
+    assert "would overwrite --out" in _stderr(result) and not out.exists()
