@@ -14,6 +14,9 @@ from torch import nn
 from .oracle import Oracle
 
 
+REDUCTIONS = ("mean", "sum", "none")
+
+
 def _np(t: torch.Tensor) -> np.ndarray:
     return t.detach().cpu().double().numpy()
 
@@ -27,7 +30,7 @@ class _DFLLoss(nn.Module):
         super().__init__()
         is_oracle = isinstance(inst_or_oracle, Oracle)
         self.oracle = inst_or_oracle if is_oracle else Oracle(inst_or_oracle)
-        if reduction not in ("mean", "sum", "none"):
+        if reduction not in REDUCTIONS:
             raise ValueError("reduction must be mean, sum or none")
         self.reduction = reduction
 
@@ -193,7 +196,7 @@ class DBB(_DFLLoss):
 
     def __init__(self, inst, lambd: float = 10.0, reduction: str = "mean") -> None:
         super().__init__(inst, reduction)
-        if lambd <= 0:
+        if not 0 < lambd < float("inf"):  # nan passed `lambd <= 0`
             raise ValueError("lambd must be positive")
         self.lambd = lambd
 
@@ -245,6 +248,8 @@ class MSE(nn.Module):
 
     def __init__(self, inst=None, reduction: str = "mean") -> None:
         super().__init__()
+        if reduction not in REDUCTIONS:  # another word returned the unreduced losses
+            raise ValueError("reduction must be mean, sum or none")
         self.reduction = reduction
 
     def forward(self, theta_hat, theta, w_true=None, z_true=None):

@@ -168,6 +168,11 @@ def test_bad_options_are_refused(pick_min):
         DPO(pick_min, n_samples=0)
     with pytest.raises(ValueError):
         DBB(pick_min, lambd=0.0)
+    # these two were taken: MSE returned unreduced losses, a nan λ passed `lambd <= 0`
+    with pytest.raises(ValueError, match="reduction"):
+        MSE(pick_min, reduction="avg")
+    with pytest.raises(ValueError, match="lambd"):
+        DBB(pick_min, lambd=float("nan"))
     with pytest.raises(ValueError):
         NCE(pick_min, solve_ratio=2.0)
     assert set(LOSSES) == {"spo+", "pfyl", "dpo", "dbb", "nce", "mse"}
