@@ -13,7 +13,6 @@ from torch import nn
 
 from .oracle import Oracle
 
-
 REDUCTIONS = ("mean", "sum", "none")
 
 
