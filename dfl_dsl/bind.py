@@ -183,7 +183,8 @@ class _Binder:
         self.ctx.entities[stmt.name] = entity
         self._check_values(stmt, entity, model_made=model_made)
 
-    def _per_entry(self, v: Val, domain: Domain, node: ast.Expr, elem: bool) -> np.ndarray:
+    def _per_entry(self, v: Val, domain: Domain, node: ast.Expr, elem: bool,
+                   what: str = "the value", owner: str = "the param") -> np.ndarray:
         if v.symbolic:
             raise DflError("this must be computed from data only", node.pos)
         if v.framed:
@@ -195,7 +196,7 @@ class _Binder:
         want = domain.shape if domain.arity else ()
         if data.shape != () and data.shape != tuple(want):
             raise DflError(
-                f"the value has shape {list(data.shape)}, the param is declared {list(want)}",
+                f"{what} has shape {list(data.shape)}, {owner} is declared {list(want)}",
                 node.pos,
             )
         # one pass: a fresh array of the entries (the caller's data is never shared)
@@ -285,7 +286,7 @@ class _Binder:
 
     def _bound(self, node: ast.Expr, domain: Domain) -> np.ndarray:
         v = self.evaluator.number(node, domain.frame)
-        return self._per_entry(v, domain, node, False)
+        return self._per_entry(v, domain, node, False, "the bound", "the variable")
 
     def _ExprDecl(self, stmt: ast.ExprDecl) -> None:
         domain = self.evaluator.domain(stmt.index)
@@ -344,7 +345,7 @@ class _Binder:
                 self._check_matrix(stmt, entity, rows, check.op, _made_by(stmt) if whole else None)
                 continue
             bound = self.evaluator.number(check.operand, domain.frame)
-            limit = self._per_entry(bound, domain, check.operand, False)
+            limit = self._per_entry(bound, domain, check.operand, False, "the check's bound")
             test = {">=": np.less, "<=": np.greater, ">": np.less_equal, "<": np.greater_equal}
             bad = test[check.op](rows, limit) & given
             if bad.any():

@@ -203,3 +203,10 @@ def test_a_set_too_large_for_memory_is_an_error_at_its_declaration():
     with pytest.raises(dfl.DflError, match="out of memory binding `S`") as info:
         bind("param n : int; set S = 1..n; var x{S} >= 0;", {"n": 10**12})
     assert info.value.pos.line == 1 and info.value.pos.column == 20
+
+
+def test_a_variable_bound_of_the_wrong_shape_says_variable():
+    # it said "the value has shape [3], the param is declared [2]" about a variable's bound
+    with pytest.raises(dfl.DflError, match=re.escape(
+            "the bound has shape [3], the variable is declared [2]")):
+        bind("set I; param lo{I}; var x[2] >= lo;", {"I": [1, 2, 3], "lo": [1, 2, 3]})
