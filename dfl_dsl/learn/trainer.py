@@ -356,7 +356,7 @@ class ScenarioTrainer:
         self.history = History()
         self.model: nn.Module | None = None
         self._oracles: dict[int, object] = {}
-        self._best: dict[int, np.ndarray] = {}
+        self._best: dict[int, tuple[object, np.ndarray]] = {}  # id -> (data, w*)
 
     # ------------------------------------------------------------------ checkpoints
     def save(self, path: str | Path) -> None:
@@ -434,11 +434,14 @@ class ScenarioTrainer:
         """Relative regret of the model's risk objective on `data`'s true scenario sets."""
         from .gen_dfl import relative_risk_regret
 
-        key = id(data)
-        if key not in self._best:
-            self._best[key] = self.oracle(data.draws.shape[1]).solve(data.draws, cold=True)
-        return relative_risk_regret(self.objective, self.decide(data.features),
-                                    self._best[key], data.draws)
+        # keyed by id, with the data kept: a freed data set's id is reused by the next one,
+        # which then scored against the first one's best decisions
+        cached = self._best.get(id(data))
+        if cached is None or cached[0] is not data:
+            best = self.oracle(data.draws.shape[1]).solve(data.draws, cold=True)
+            cached = self._best[id(data)] = (data, best)
+        return relative_risk_regret(self.objective, self.decide(data.features), cached[1],
+                                    data.draws)
 
     # ------------------------------------------------------------------ training
     def fit(self, train, monitor=None, monitor_label: str = "val") -> History:

@@ -433,3 +433,18 @@ def test_a_monitored_test_set_never_reaches_the_nce_pool(sp_inst, sp_generated):
         losses.append([e["loss"] for e in trainer.history.epochs])
         pools.append(len(trainer.oracle.pool))
     assert losses[0] == losses[1] and pools[0] == pools[1]
+
+
+def test_risk_regret_of_data_sets_in_turn(scenario_trained, portfolio):
+    """The best decisions were cached by id(data): a data set read after another was freed
+    took its id and was scored against the other one's best decisions (wrong numbers)."""
+    _, data = portfolio
+    halves = [(data.features[:12], data.draws[:12]), (data.features[12:], data.draws[12:])]
+    fresh = [scenario_trained.risk_regret(ScenarioData(*half)) for half in halves]
+    ids = []
+    for half in halves * 2:
+        one = ScenarioData(*half)
+        ids.append(id(one))
+        assert scenario_trained.risk_regret(one) == fresh[len(ids) % 2 - 1]
+        del one
+    assert fresh[0] != fresh[1]
