@@ -64,10 +64,36 @@ def sinusoid_coefficients(x, y, gx, gy, sigma: torch.Tensor | float) -> torch.Te
     return coef
 
 
+def kron_coefficients(x, y, gx, gy, M, R) -> torch.Tensor:
+    """`pair_coefficients` in closed form: with U, W, Z built from the rows x, y (see
+    `_families`), every β is a combination of M's three entries and the three R-weighted row
+    products x R xᵀ, y R yᵀ, x R yᵀ, and every <Gf, ·> of four row inner products — no 2 × r
+    products per pair. M: (P, 2, 2); R: (r, r) or None for the identity."""
+    dot = lambda a, b: (a * b).sum(-1)  # noqa: E731
+    Rx, Ry = (x, y) if R is None else (x @ R, y @ R)
+    X, Y, Q = dot(x, Rx), dot(y, Ry), dot(x, Ry)
+    m11, m22, m12 = M[:, 0, 0], M[:, 1, 1], M[:, 0, 1]
+    gxx, gyy, gxy, gyx = dot(gx, x), dot(gy, y), dot(gx, y), dot(gy, x)
+    plus, minus = m11 * X + m22 * Y, m11 * Y + m22 * X  # uu, ww without the ±2 m12 Q
+    cross, skew = (m11 - m22) * Q, m12 * (Y - X)
+    zz = plus + 2 * m12 * Q
+    # rotation: U = (x, y) = Z, W = (y, −x)
+    uu, ww, uw = zz, minus - 2 * m12 * Q, cross + skew
+    rot = [0.25 * (uu + ww) + 0.5 * zz - (gxx + gyy), (gxx + gyy) - uu, (gxy - gyx) - uw,
+           0.25 * (uu - ww), 0.5 * uw]
+    # reflection: U = (x, −y), W = (y, x)
+    uu, ww, uw = plus - 2 * m12 * Q, minus + 2 * m12 * Q, cross - skew
+    uz, wz = m11 * X - m22 * Y, (m11 + m22) * Q + m12 * (X + Y)
+    ref = [0.25 * (uu + ww) + 0.5 * zz - (gxx + gyy), (gxx - gyy) - uz, (gxy + gyx) - wz,
+           0.25 * (uu - ww), 0.5 * uw]
+    return torch.stack([torch.stack(rot, -1), torch.stack(ref, -1)])
+
+
 class KronModel:
     """f = ½ tr(Xᵀ C X R) + <G, X> + c0 with CXR kept current. Pair models are exact
     (`majorize=False`: quartic stationarity per arc) or majorized by ς_B‖D‖² with
-    ς_B = λ_max(C_BB ⊗ R), f's curvature on the pair (sinusoids per arc, cheaper)."""
+    ς_B = λ_max(C_BB ⊗ R), f's curvature on the pair (sinusoids per arc, cheaper); with
+    `score`, the exact coefficients come along to score the majorized search's candidates."""
 
     pair_bound = True  # one pair's model bounds its true change: a single pair always descends
 
@@ -95,25 +121,31 @@ class KronModel:
         X = self.X
         return float(0.5 * (X * self.CXR).sum() + (self.G * X).sum() + self.c0)
 
-    def block_terms(self, idx: torch.Tensor):
-        """(Z, ∇f_B, M, R) of blocks idx (B, k): the model <∇f_B, D> + ½ Σ M_ab <D_a, (DR)_b>."""
+    def _blocks_C(self, idx: torch.Tensor) -> torch.Tensor:
         n = self.C.shape[0]  # C_BB by a flat index_select: ~5x faster than C[idx, idx]
         cells = (idx[:, :, None] * n + idx[:, None, :]).reshape(-1)
-        M = self.C.reshape(-1).index_select(0, cells).view(*idx.shape, idx.shape[1])
-        return self.X[idx], self.grad()[idx], M, self.R
+        return self.C.reshape(-1).index_select(0, cells).view(*idx.shape, idx.shape[1])
 
-    def coefficients(self, p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
-        g = self.grad()
+    def block_terms(self, idx: torch.Tensor):
+        """(Z, ∇f_B, M, R) of blocks idx (B, k): the model <∇f_B, D> + ½ Σ M_ab <D_a, (DR)_b>."""
+        return self.X[idx], self.grad()[idx], self._blocks_C(idx), self.R
+
+    def coefficients(self, p: torch.Tensor, q: torch.Tensor, score: bool = False):
+        """(search, exact): the model the pair search runs on and, when that is the
+        majorizer and `score` asks for it, the exact one to score its candidates with (else
+        None; see `pair.solve_pairs`)."""
+        g, R = self.grad(), self.R
+        M = self._blocks_C(torch.stack([p, q], 1))
         if not self.majorize:
-            _, _, M, R = self.block_terms(torch.stack([p, q], 1))
-            return pair_coefficients(self.X[p], self.X[q], g[p], g[q], M, R)
+            return kron_coefficients(self.X[p], self.X[q], g[p], g[q], M, R), None
         # ς_B = λ_max(C_BB ⊗ R): the 2 × 2 eigenvalues in closed form, times R's extremes
-        cpp, cqq, cpq = self.C[p, p], self.C[q, q], self.C[p, q]
+        cpp, cqq, cpq = M[:, 0, 0], M[:, 1, 1], M[:, 0, 1]
         mid, rad = 0.5 * (cpp + cqq), torch.hypot(0.5 * (cpp - cqq), cpq)
         lo, hi = self.r_ends
         sigma = torch.stack([(mid - rad) * lo, (mid - rad) * hi, (mid + rad) * lo,
                              (mid + rad) * hi]).amax(0)
-        return sinusoid_coefficients(self.X[p], self.X[q], g[p], g[q], sigma)
+        exact = kron_coefficients(self.X[p], self.X[q], g[p], g[q], M, R) if score else None
+        return sinusoid_coefficients(self.X[p], self.X[q], g[p], g[q], sigma), exact
 
     def update(self, rows: torch.Tensor, new: torch.Tensor) -> None:
         """X[rows] = new, and C X R with it, from the changed rows only."""
@@ -177,9 +209,9 @@ class TorchModel:
         M = self.sigma * torch.eye(k, dtype=g.dtype, device=g.device).expand(len(idx), k, k)
         return self.X[idx], g[idx], M, None
 
-    def coefficients(self, p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
+    def coefficients(self, p: torch.Tensor, q: torch.Tensor, score: bool = False):
         g = self._grad
-        return sinusoid_coefficients(self.X[p], self.X[q], g[p], g[q], self.sigma)
+        return sinusoid_coefficients(self.X[p], self.X[q], g[p], g[q], self.sigma), None
 
     def update(self, rows: torch.Tensor, new: torch.Tensor) -> None:
         self.reset(self.X.index_copy(0, rows, new))

@@ -266,8 +266,8 @@ def _pair_round(form, model, strategy, score, count, sample, round_, gen, dev):
             keep = select.disjoint(p, q, select.sv_scores(model.X, model.grad(), form.l1, p, q),
                                    n, count)
             p, q = p[keep], q[keep]
-    step = solve_pairs(model.X[p], model.X[q], model.coefficients(p, q), form.l1, form.l0,
-                       form.nonneg)
+    search, exact = model.coefficients(p, q, score=bool(form.l0 or form.nonneg or not form.l1))
+    step = solve_pairs(model.X[p], model.X[q], search, form.l1, form.l0, form.nonneg, exact)
     if strategy == "greedy" and score == "or":
         keep = select.disjoint(p, q, -step.delta, n, count)
         p, q = p[keep], q[keep]
