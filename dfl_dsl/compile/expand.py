@@ -97,8 +97,8 @@ def _finite(payload: Poly | NL, constant: bool) -> np.ndarray:
     poly = payload.poly if isinstance(payload, NL) else payload
     ok = np.isfinite(poly.const) if constant else np.ones(poly.rows, dtype=bool)
     for part in (poly.lin, poly.quad):
-        if part is not None and part.nnz:
-            coo = part.tocoo()
+        if part is not None and part.nnz and not np.isfinite(part.data).all():
+            coo = part.tocoo()  # (only to find the rows: the common case is one pass above)
             ok[coo.row[~np.isfinite(coo.data)]] = False
     if isinstance(payload, NL):
         for matrix, node in payload.terms:
@@ -111,6 +111,8 @@ def _finite(payload: Poly | NL, constant: bool) -> np.ndarray:
                     else:
                         owner = np.repeat(np.arange(node.rows), np.diff(node.starts))
                         inner[owner[bad]] = False
+            if inner.all() and np.isfinite(matrix.data).all():
+                continue
             coo = sp.coo_array(matrix)
             ok[coo.row[~np.isfinite(coo.data) | ~inner[coo.col]]] = False
     return ok
