@@ -49,13 +49,20 @@ class Oracle:
                 hint="mark the numbers a network predicts with `: predicted`",
                 filename=inst.model.filename,
             )
+        if inst.uncertain:
+            raise DflError(
+                "a model with both `predicted` and `uncertain` params can't be trained yet",
+                hint="train the `predicted` params with the `uncertain` ones fixed as data, or "
+                     "make them all `uncertain`", filename=inst.model.filename,
+            )
         try:
             form = inst.linear_form()
-        except DflError as exc:  # its hint names `dfl solve`'s --backend, which training lacks
-            exc.message = f"the decision-focused losses need an LP or MILP: {exc.message}"
-            exc.args = (exc.message,)
-            exc.hint = ("for a convex model, train through inst.layer(method='cvxpylayers') "
-                        "in Python (docs/training.md)")
+        except DflError as exc:
+            if exc.hint and "--backend" in exc.hint:  # a class refusal, for `dfl solve`'s
+                exc.message = f"the decision-focused losses need an LP or MILP: {exc.message}"
+                exc.args = (exc.message,)
+                exc.hint = ("for a convex model, train through inst.layer(method='cvxpylayers')"
+                            " in Python (docs/training.md)")
             raise
         if form.n_theta == 0:
             names = ", ".join(f"`{e.name}`" for e in inst.predicted)

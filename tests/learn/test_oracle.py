@@ -166,3 +166,14 @@ def test_a_failed_solve_names_the_model_and_why(text, status, words):
     with pytest.raises(DflError, match=f"status {status}") as info:
         oracle.solve(np.array([[-1.0, 1.0]]))
     assert info.value.filename == "m.opt" and words in info.value.hint
+
+
+def test_a_model_with_predicted_and_uncertain_params_says_so():
+    """It read 'the decision-focused losses need an LP or MILP: uncertain param `d` has no
+    scenarios in the data', with a hint about convex models."""
+    inst = bind("param n : int; param r[n] : predicted; param d[n] : uncertain;"
+                "var w[n] in [0, 1]; maximize f: r @ w + mean(d @ w); s.t. b: sum(w) == 1;",
+                {"n": 3})
+    with pytest.raises(DflError, match="both `predicted` and `uncertain` params") as info:
+        Oracle(inst)
+    assert info.value.filename == "m.opt" and "LP or MILP" not in str(info.value)
