@@ -70,6 +70,9 @@ def build_model(form: LinearForm, theta: np.ndarray | None = None) -> pyo.Concre
         low, high = _bound(lo[i]), _bound(hi[i])
         if low is None and high is None:
             return pyo.Constraint.Skip
+        if low is not None and high is not None and low > high:
+            # `5 <= x + y <= 3`: Pyomo refuses to build the range (an internal error here)
+            return pyo.Constraint.Infeasible
         s, e = indptr[i], indptr[i + 1]
         body = LinearExpression(linear_coefs=vals[s:e], linear_vars=[x[j] for j in cols[s:e]])
         if low == high:

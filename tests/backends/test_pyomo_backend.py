@@ -218,3 +218,14 @@ def test_a_column_with_conflicting_bounds_is_infeasible_even_if_unreferenced():
     text = "var z integer; var y >= 0; minimize f: y; s.t. d: 2 * z == 1;"
     inst = dfl.parse(text).bind({})
     assert inst.solve("pyomo").status == inst.solve("highs").status == "infeasible"
+
+
+@pytest.mark.parametrize("text", [
+    "var x; var y; minimize o: x + y; s.t. c: 5 <= x + y <= 3;",
+    "var x; var y; minimize o: x + y; s.t. c: 5 <= x + y <= 3; s.t. d: x - y <= 1;",
+])
+def test_a_row_whose_bounds_cross_is_infeasible(text):
+    # Pyomo refused to build the range `5 <= x + y <= 3` (an internal error)
+    inst = dfl.parse(text, "m.opt").bind({})
+    assert inst.solve("pyomo").status == "infeasible"
+    assert inst.solve("highs").status == "infeasible"
