@@ -305,6 +305,8 @@ class _Binder:
         hint = did_you_mean(name, [k for k in self.source.values])
         if hint is None and self.source.values:
             hint = f"declare a `default`, or add \"{name}\" to the data"
+        elif hint is None and self.source.filename == "<no data>":
+            hint = "the model reads data: give a data file (`--data FILE`)"
         return DataError(
             f"{kind} `{name}` is missing from the data",
             hint=hint,

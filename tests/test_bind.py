@@ -210,3 +210,9 @@ def test_a_variable_bound_of_the_wrong_shape_says_variable():
     with pytest.raises(dfl.DflError, match=re.escape(
             "the bound has shape [3], the variable is declared [2]")):
         bind("set I; param lo{I}; var x[2] >= lo;", {"I": [1, 2, 3], "lo": [1, 2, 3]})
+
+
+def test_a_model_bound_without_any_data_is_told_to_get_some():
+    with pytest.raises(DataError) as info:
+        dfl.parse("set I; var x{I} >= 0;", "m.opt").bind(None)
+    assert "set `I` is missing" in info.value.message and "--data" in info.value.hint
