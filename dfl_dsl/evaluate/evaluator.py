@@ -468,7 +468,7 @@ class Evaluator:
             if not cond.framed:
                 return self.value(node.then if bool(np.asarray(cond.payload)) else node.orelse,
                                   frame)
-            return self._chosen(node, np.asarray(cond.payload).astype(bool), frame)
+            return self._chosen(node, flat_data(cond, True, (), frame.n).astype(bool), frame)
         then = self.value(node.then, frame)
         orelse = self.value(node.orelse, frame)
         if then.kind == "elem" and orelse.kind == "elem":
