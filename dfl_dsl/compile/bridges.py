@@ -294,15 +294,16 @@ def _epigraph(node: AtomNode, weights, sign, aux: _Aux, rows: list[RowBlock], wi
     _check_direction(node, weights, sign, convex)
     w = width
     # the epigraph variable t bounds each argument from above (convex) or below (concave);
-    # abs, norm_inf and norm1 also bound its negation, which no nested atom survives
+    # abs, norm_inf and norm1 also bound its negation (`_sides`)
     below = (aux, rows) if convex else None
     above = None if convex else (aux, rows)
     if name == "norm1":
-        arg = _arg_poly(node.args[0], w, _nest(1.0, below))
-        s = aux.new(arg.rows, lower=0.0)
+        sides = _sides(node.args[0])
+        s = aux.new(node.args[0].rows, lower=0.0)
         sym = Poly.symbols(s, w)
-        _rows(rows, "norm1", sym - arg, 0.0, np.inf)
-        _rows(rows, "norm1", sym + _arg_poly(node.args[0], w, _nest(-1.0, below)), 0.0, np.inf)
+        for side in sides:
+            arg = _arg_poly(node.args[0], w, _nest(side, below))
+            _rows(rows, "norm1", sym - arg if side > 0 else sym + arg, 0.0, np.inf)
         owner = np.repeat(np.arange(node.rows), np.diff(node.starts))
         return _weighted(sym, weights[:, owner] if sp.issparse(weights) else weights[owner], w)
     t = aux.new(node.rows, lower=0.0 if name == "pos" else -np.inf)
@@ -315,9 +316,9 @@ def _epigraph(node: AtomNode, weights, sign, aux: _Aux, rows: list[RowBlock], wi
     tt = Poly.symbols(t[owner], w)
     for arg in args:
         if convex:
-            _rows(rows, name, tt - _arg_poly(arg, w, _nest(1.0, below)), 0.0, np.inf)
-            if name in ("abs", "norm_inf"):
-                _rows(rows, name, tt + _arg_poly(arg, w, _nest(-1.0, below)), 0.0, np.inf)
+            for side in _sides(arg) if name in ("abs", "norm_inf") else (1.0,):
+                a = _arg_poly(arg, w, _nest(side, below))
+                _rows(rows, name, tt - a if side > 0 else tt + a, 0.0, np.inf)
         else:
             _rows(rows, name, tt - _arg_poly(arg, w, _nest(-1.0, above)), -np.inf, 0.0)
     return _weighted(Poly.symbols(t, w), weights, w)
@@ -325,6 +326,27 @@ def _epigraph(node: AtomNode, weights, sign, aux: _Aux, rows: list[RowBlock], wi
 
 def _nest(sign: float, where):
     return None if where is None else (sign, *where)
+
+
+def _sides(arg) -> tuple[float, ...]:
+    """Which of t >= e (+1) and t >= -e (-1) an epigraph of |e| needs. Both, for an affine e.
+    With atoms in e only one side can hold them (a convex atom can be bounded from above
+    only); the checker took |e| only for e of known sign, where that side alone is |e|:
+    abs(pos(x) - 1) is refused, abs(-min(x, 0)) = -min(x, 0)."""
+    if not isinstance(arg, NL) or not arg.terms:
+        return (1.0, -1.0)
+    fits = [side for side in (1.0, -1.0) if all(
+        _direction_fits(inner, matrix, side) for matrix, inner in arg.terms)]
+    if len(fits) != 1:
+        raise DflError("`abs` or a norm of this expression can't be turned into linear "
+                       "constraints", hint="use --backend cvxpy")
+    return tuple(fits)
+
+
+def _direction_fits(node: AtomNode, matrix, sign: float) -> bool:
+    eff = np.asarray(matrix.data if sp.issparse(matrix) else matrix) * sign
+    eff = eff[eff != 0]
+    return bool(np.all(eff >= 0) if node.name in CONVEX_ATOMS else np.all(eff <= 0))
 
 
 def _risk(node, weights, sign, aux: _Aux, rows, unc_cols, scenarios, width) -> Poly:

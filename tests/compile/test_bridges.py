@@ -157,6 +157,9 @@ EPI_CASES = [
      lambda x, c: max(np.abs(x - c).max(), 0.9) - 2 * np.minimum(x, c).min()),
     ("maximize", "min{i in I} (c[i] - pos(x[i] - c[i]))",
      lambda x, c: (c - np.maximum(x - c, 0)).min()),
+    # |e| of an e of known sign with atoms in it: one side of the epigraph is |e|
+    ("minimize", "sum{i in I} abs(-min(x[i] - c[i], 0)) + norm1(pos(x - c)) + 0.1 * sum(x)",
+     lambda x, c: np.maximum(c - x, 0).sum() + np.maximum(x - c, 0).sum() + 0.1 * x.sum()),
 ]
 
 
