@@ -6,6 +6,7 @@ FILE:LINE:COL: error: ..., never a traceback).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import sys
@@ -142,13 +143,15 @@ def solve(
 
     from .devices import checked_device
     from .model import load
-    from .outputs import checked_output, write_atomic
+    from .outputs import checked_output, refuse_overwriting, write_atomic
     from .solution_report import print_solution
 
     if time_limit is not None and not time_limit > 0:  # (nan too)
         raise DflError("--time-limit must be positive")
     checked_output(output, "--output")
     checked_output(write, "--write")
+    refuse_overwriting({"--output": output, "--write": write},
+                       {"the model": model, "--data": data})
     m = load(model)
     inst = m.bind(data)
     options: dict = {"write": write} if write is not None else {}
@@ -175,9 +178,12 @@ def solve(
 def _working(what: str):
     """A spinner with the elapsed time on stderr while a solve runs (an OBCD or FlexQP solve
     can take its whole time limit); drawn only on a terminal and erased when done, so piped
-    or --json output is untouched."""
+    or --json output is untouched (off a terminal even rich's transient display ends with a
+    newline, which would put a blank line before an error)."""
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
+    if not err.is_terminal:
+        return contextlib.nullcontext()
     progress = Progress(SpinnerColumn(), TextColumn(what), TimeElapsedColumn(), console=err,
                         transient=True)
     progress.add_task(what, total=None)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 from _helpers import SPEC, spec_dir
@@ -113,6 +115,28 @@ def test_an_output_path_that_cant_be_written_exits_2_before_solving(lp, tmp_path
         result = runner.invoke(app, ["solve", str(model), "--data", str(data), "-o", str(out)])
         assert result.exit_code == 2 and message in _err(result), result.output
         assert "status" not in result.stdout and "Traceback" not in result.output
+
+
+def test_an_output_over_an_input_exits_2_and_keeps_the_input(lp, tmp_path):
+    model, data = lp
+    before = data.read_text()
+    result = runner.invoke(app, ["solve", str(model), "--data", str(data), "-o", str(data)])
+    assert result.exit_code == 2 and "would overwrite --data" in _err(result)
+    assert data.read_text() == before and "status" not in result.stdout
+
+
+def test_a_solve_error_starts_stderr_with_its_position(tmp_path):
+    """Off a terminal the solve spinner draws nothing, not even the newline rich's transient
+    display ends with, so stderr's first line is `FILE:LINE:COL: error:` (a real process:
+    CliRunner's streams don't show it)."""
+    model = tmp_path / "e.opt"
+    model.write_text('set I;\nvar x{I} >= 0;\nminimize o: sum{i in I} x[i];\n'
+                     's.t. a: x["zz"] <= 1;\n')
+    data = tmp_path / "d.json"
+    data.write_text(json.dumps({"I": ["a"]}))
+    run = subprocess.run([sys.executable, "-c", "from dfl_dsl.cli import app; app()", "solve",
+                          str(model), "--data", str(data)], capture_output=True, text=True)
+    assert run.returncode == 2 and run.stderr.startswith(f"{model}:4:9: error:"), run.stderr
 
 
 def test_model_errors_exit_2_with_a_caret(tmp_path):

@@ -13,7 +13,7 @@ from torch import nn
 from ..devices import checked_device
 from ..errors import DataError, DflError
 from ..model import load
-from ..outputs import checked_output, write_atomic
+from ..outputs import checked_output, refuse_overwriting, write_atomic
 from .dataset import DFLData, ScenarioData
 from .recipe import find_recipe, run_generator
 from .trainer import (
@@ -74,9 +74,9 @@ def train_command(model_path: Path, data, train_file, test_file, *, loss: str, p
             raise DflError(f"--plot writes a PNG file: {path} should end in {suffix}")
     checked_output(save, "--save")
     checked_output(plot, "--plot")
-    _refuse_overwriting({"--save": save, "--plot": plot},
-                        {"the model": model_path, "--data": data, "--train": train_file,
-                         "--test": test_file})
+    refuse_overwriting({"--save": save, "--plot": plot},
+                       {"the model": model_path, "--data": data, "--train": train_file,
+                        "--test": test_file})
     inst, train, test = _instance_and_data(model_path, data, train_file, test_file)
     generative_options = {"scenarios": scenarios, "beta": beta, "generative": generative,
                           "hidden": hidden}
@@ -154,24 +154,6 @@ def train_command(model_path: Path, data, train_file, test_file, *, loss: str, p
     trainer.oracle.close()
     _print_summary(result, console)
     return result
-
-
-def _refuse_overwriting(outputs: dict, inputs: dict) -> None:
-    """Exit 2 before any work when an output would overwrite an input (`--save train.npz`
-    destroyed the training file) or another output (`--save x.png --plot x.png` lost the
-    checkpoint)."""
-    def where(path):
-        return Path(path).resolve() if isinstance(path, str | Path) else None
-
-    seen = {where(path): name for name, path in inputs.items() if where(path) is not None}
-    for name, path in outputs.items():
-        at = where(path)
-        if at is None:
-            continue
-        if at in seen:
-            raise DflError(f"{name} {path} would overwrite {seen[at]}",
-                           hint="write it to another file")
-        seen[at] = name
 
 
 def _refuse_options(given: dict[str, bool], why: str, model_path: Path) -> None:
@@ -325,7 +307,7 @@ def generate_command(problem: str, out_file: Path, instance: Path | None, *, num
         raise DflError(f"--out writes an .npz training file: {out_file}")
     checked_output(out_file, "--out")
     checked_output(instance, "--instance")
-    _refuse_overwriting({"--out": out_file, "--instance": instance}, {})
+    refuse_overwriting({"--out": out_file, "--instance": instance}, {})
     data = run_generator(problem, args)
     write_atomic(Path(out_file), lambda f: np.savez(f, **data.arrays()))
     if instance is not None:
