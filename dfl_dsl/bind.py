@@ -108,7 +108,7 @@ class _Binder:
             the_set = SetValue(the_set.keys, stmt.name)
         else:
             if raw is None:
-                raise self._missing(stmt.name, "set")
+                raise self._missing(stmt, "set")
             the_set = to_set(self.source, stmt.name, raw, symbol.dim or 1)
         if stmt.within is not None:
             outside = self._outside(stmt, the_set, root)
@@ -171,7 +171,7 @@ class _Binder:
             entity.data = np.zeros(domain.n, dtype=np.int64 if entity.elem else float)
             entity.missing = np.ones(domain.n, dtype=bool)
             if stmt.default is None:
-                raise self._missing(stmt.name, "param")
+                raise self._missing(stmt, "param")
         if stmt.default is not None and entity.missing.any():
             model_made = entity.missing.copy()
             fill = self.evaluator.value(stmt.default, domain.frame)
@@ -301,18 +301,19 @@ class _Binder:
             self.constraint_frames[stmt.name] = self.evaluator.index(stmt.index, Frame.root())
 
     # ------------------------------------------------------------------ checks
-    def _missing(self, name: str, kind: str) -> DataError:
+    def _missing(self, stmt: ast.SetDecl | ast.ParamDecl, kind: str) -> DataError:
+        """A data mistake reported at the declaration in the model (the data has no place to
+        point at); the message names the data file where the value was looked for."""
+        name = stmt.name
+        where = ("no data file was given" if self.source.filename == "<no data>"
+                 else f"{self.source.filename} has no \"{name}\"")
         hint = did_you_mean(name, [k for k in self.source.values])
         if hint is None and self.source.values:
             hint = f"declare a `default`, or add \"{name}\" to the data"
         elif hint is None and self.source.filename == "<no data>":
             hint = "the model reads data: give a data file (`--data FILE`)"
-        return DataError(
-            f"{kind} `{name}` is missing from the data",
-            hint=hint,
-            filename=self.source.filename,
-            source=self.source.text,
-        )
+        return DataError(f"{kind} `{name}` has no value: {where}", stmt.pos, hint=hint,
+                         filename=self.model.filename, source=self.model.source)
 
     def _check_values(self, stmt: ast.ParamDecl, entity: Entity, values=None,
                       model_made: np.ndarray | None = None) -> None:

@@ -80,6 +80,9 @@ class InfeasibleError(Exception):
 
 
 def did_you_mean(name: str, candidates: Iterable[str]) -> str | None:
-    """A hint naming the closest known name, if any is close enough."""
-    close = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.6)
+    """A hint naming the closest known name, if any is close enough; a name that differs only
+    in case comes first (difflib scores `M` against `m` as unlike as any two letters)."""
+    candidates = list(candidates)
+    close = [c for c in candidates if c.lower() == name.lower() and c != name]
+    close = close or difflib.get_close_matches(name, candidates, n=1, cutoff=0.6)
     return f"did you mean `{close[0]}`?" if close else None

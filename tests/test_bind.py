@@ -43,9 +43,20 @@ def test_default_for_a_missing_param():
 
 
 def test_missing_set_hints_the_closest_key():
-    with pytest.raises(DataError, match="set `NODES` is missing") as info:
+    with pytest.raises(dfl.DflError, match="set `NODES` has no value") as info:
         bind("set NODES;", {"NODE": [1]})
     assert info.value.hint == "did you mean `NODE`?"
+
+
+def test_a_missing_param_is_reported_at_its_declaration_naming_the_data():
+    """The data has no place to point at; the model's declaration has (FILE:LINE:COL)."""
+    with pytest.raises(dfl.DflError) as info:
+        dfl.parse("set I;\nparam cost{I};\n", "m.opt").bind({"I": [1], "Cost": [2]},
+                                                             data_name="d.json")
+    err = info.value
+    assert err.filename == "m.opt" and (err.pos.line, err.pos.column) == (2, 7)
+    assert err.message == 'param `cost` has no value: d.json has no "cost"'
+    assert err.hint == "did you mean `Cost`?"  # a case slip is the closest match
 
 
 def test_int_accepts_integral_floats():
@@ -213,6 +224,7 @@ def test_a_variable_bound_of_the_wrong_shape_says_variable():
 
 
 def test_a_model_bound_without_any_data_is_told_to_get_some():
-    with pytest.raises(DataError) as info:
+    with pytest.raises(dfl.DflError) as info:
         dfl.parse("set I; var x{I} >= 0;", "m.opt").bind(None)
-    assert "set `I` is missing" in info.value.message and "--data" in info.value.hint
+    assert info.value.message == "set `I` has no value: no data file was given"
+    assert info.value.filename == "m.opt" and "--data" in info.value.hint

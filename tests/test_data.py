@@ -137,8 +137,6 @@ BROKEN = {
     "negative": (TRANSPORT, "d.json",
                  _json(_transport_with(supply={"GARY": -5, "CLEV": 60})),
                  ["`supply`", "[GARY]", "-5", ">= 0"]),
-    "missing": (TRANSPORT, "d.json", _json(_transport_with(demand=None)),
-                ["`demand`", "missing"]),
     "wrong_length": (TRANSPORT, "d.json", _json(_transport_with(supply=[1, 2, 3])),
                      ["`supply`", "expected 2 values", "got 3"]),
     "unknown_key": (TRANSPORT, "d.json",
@@ -212,6 +210,21 @@ def test_broken_data_is_a_data_error(tmp_path, case):
         assert part in err.message, (part, err.message)
     assert err.filename == str(data)
     assert str(err).startswith(str(data))
+
+
+def test_a_key_missing_from_the_data_is_reported_at_its_declaration(tmp_path):
+    """The data has no place to point at; the model's declaration has."""
+    model = tmp_path / "m.opt"
+    model.write_text(TRANSPORT)
+    data = tmp_path / "d.json"
+    data.write_text(_json(_transport_with(demand=None)))
+    with pytest.raises(DataError) as info:
+        dfl.load(model).bind(data)
+    err = info.value
+    assert err.message == f'param `demand` has no value: {data} has no "demand"'
+    line = TRANSPORT[:TRANSPORT.index("param demand")].count("\n") + 1
+    assert err.filename == str(model) and err.pos.line == line
+    assert str(err).startswith(f"{model}:{line}:")
 
 
 @pytest.mark.parametrize("case", list(BROKEN))
