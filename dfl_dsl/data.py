@@ -61,6 +61,11 @@ def load_data(source: str | Path | Mapping[str, Any] | None, name: str | None = 
     path = Path(source)
     filename = str(path)
     suffix = path.suffix.lower()
+    if suffix not in (".npz", ".json", ".yaml", ".yml"):  # before reading: a binary .npy or
+        raise DataError(                                  # .csv isn't "not UTF-8 text"
+            f"unknown data format `{suffix or path.name}`", filename=filename,
+            hint="use .json, .yaml or .npz",
+        )
     try:
         if suffix == ".npz":
             return DataSource(_load_npz(path), filename)
@@ -71,15 +76,7 @@ def load_data(source: str | Path | Mapping[str, Any] | None, name: str | None = 
         raise DataError(f"can't read data file: {exc.strerror}", filename=filename) from None
     except UnicodeDecodeError:
         raise DataError("the data file is not UTF-8 text", filename=filename) from None
-    if suffix == ".json":
-        values = _parse_json(text, filename)
-    elif suffix in (".yaml", ".yml"):
-        values = _parse_yaml(text, filename)
-    else:
-        raise DataError(
-            f"unknown data format `{suffix or path.name}`", filename=filename,
-            hint="use .json, .yaml or .npz",
-        )
+    values = _parse_json(text, filename) if suffix == ".json" else _parse_yaml(text, filename)
     if not isinstance(values, Mapping):
         raise DataError(
             "the data must be a mapping from names to values", Pos(1, 1, 1, 2),

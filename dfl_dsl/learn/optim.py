@@ -1,4 +1,4 @@
-"""Optimizers, including AdamW with cautious weight decay."""
+"""Optimizers: Adam, AdamW, SGD, and cautious weight decay around any of them."""
 
 from __future__ import annotations
 
