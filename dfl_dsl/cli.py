@@ -120,7 +120,9 @@ def solve(
     ] = "auto",
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
     output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Write the solution as JSON here.")
+        Path | None,
+        typer.Option("--output", "-o",
+                     help="Write the solution as JSON here (missing folders are made)."),
     ] = None,
     time_limit: Annotated[
         float | None, typer.Option("--time-limit", help="Seconds; status `feasible` if hit.")
