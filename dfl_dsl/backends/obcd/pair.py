@@ -177,23 +177,17 @@ def _arcs(x, y, cuts, l1: float):
     return ordered, width, ca, sa, cb, sb
 
 
-def _best_l1(x, y, coef, l1: float, exact=None):
+def _best_l1(x, y, coef, l1: float):
     """h = λ₁‖·‖₁ (or 0): on arc k, φ + h is the trig polynomial with (a1, b1) shifted by
     (ca_k, sa_k), exact there (and a lower bound elsewhere, since σ·v <= |v|). So each arc's
     stationary points, clamped into the arc, and its start point are evaluated in O(1) each
-    without forming the rotated rows. `exact` (h = 0 only, see `solve_pairs`): the majorized
-    minimizer and the exact model's stationary points, scored by the exact model. Returns
-    (theta, value) per family: (2, P) each."""
+    without forming the rotated rows. Returns (theta, value) per family: (2, P) each."""
     P = x.shape[0]
     if not l1:
         thetas, values = [], []
         for family in (0, 1):
             cand = stationary(coef[family])
-            if exact is None:
-                value = trig(coef[family], cand)
-            else:  # h = 0: the exact model's stationary points make this its global minimum
-                cand = torch.cat([cand, stationary(exact[family])], -1)
-                value = trig(exact[family], cand)
+            value = trig(coef[family], cand)
             k = torch.argmin(value, dim=-1, keepdim=True)
             thetas.append(cand.gather(1, k)[:, 0])
             values.append(value.gather(1, k)[:, 0])
@@ -240,18 +234,17 @@ def solve_pairs(x: torch.Tensor, y: torch.Tensor, coef: torch.Tensor, l1: float 
     x, y: (P, r); coef: (2, P, 5), the trigonometric coefficients for rotations (0) and
     reflections (1). V = I (rotation by 0, change 0) is always a candidate.
 
-    `exact` (2, P, 5), when coef is a majorizer of f's change (ς‖D‖²) and f's exact change is
-    known (a Kronecker quadratic): with L0 or X >= 0 the majorized search's candidates (the
-    breakpoints and each arc's minimizer) are scored with the exact change instead, and the
-    best is returned with its exact change; with h = 0 the exact model's stationary points
-    join the majorized minimizer, which makes the answer the exact model's global minimum.
-    Since exact <= majorizer everywhere, the pair's true decrease is at least the majorized
-    pick's: the majorizer only proposes moves. It matters where a pair's moves are nearly
-    discrete (X >= 0: two rows of disjoint support can only stay or swap; L0: a move that
-    zeroes an entry), where ς‖D‖² over-charges the long moves (the swap has ‖D‖² = 4) and
-    the majorized pick keeps rows whose swap lowers F. With L1 alone `exact` is ignored:
-    there the arcs are continuous, and scoring measured no gain for 10–30 % more per round
-    (docs/obcd.md)."""
+    `exact` (2, P, 5), when coef is a majorizer of f's change (ς‖D‖²), f's exact change is
+    known (a Kronecker quadratic) and h has L0 or X >= 0: a pair whose majorized pick is to
+    stay takes the best of the same candidates (breakpoints, each arc's minimizer) scored by
+    the exact change, with that exact change; pairs the majorized pick moves keep it. There a
+    pair's moves are nearly discrete (X >= 0: two rows of disjoint support can only stay or
+    swap; L0: a move that zeroes an entry), and ς‖D‖² over-charges the long ones (the swap has
+    ‖D‖² = 4): the majorized search alone stops at points where a swap lowers F. Exact <=
+    majorizer everywhere, so a pair's true change is never above the majorized pick's. Scoring
+    every pair's candidates exactly instead measured worse on L1 + X >= 0 problems (bigger
+    greedy moves early; docs/obcd.md); with L1 alone or h = 0 (continuous arcs) `exact` is
+    ignored."""
     P, r = x.shape
     per_pair = 4 * r * (6 if l1 else 1) + 12
     step = max(1, _CHUNK // max(1, per_pair * 2 * r))
@@ -263,7 +256,7 @@ def solve_pairs(x: torch.Tensor, y: torch.Tensor, coef: torch.Tensor, l1: float 
                           ("theta", "reflect", "delta", "x", "y")))
     h_now = h_rows(torch.cat([x, y], -1), l1, l0, nonneg)
     if not (l0 or nonneg):
-        theta, value = _best_l1(x, y, coef, l1, None if l1 else exact)
+        theta, value = _best_l1(x, y, coef, l1)
         family = torch.argmin(value, dim=0)
         at = (family, torch.arange(P, device=x.device))
         theta, delta = theta[at], value[at] - h_now
@@ -278,14 +271,16 @@ def solve_pairs(x: torch.Tensor, y: torch.Tensor, coef: torch.Tensor, l1: float 
 
 def _best_by_rows(x, y, coef, l1, l0, nonneg, h_now, exact=None) -> PairStep:
     """h with L0 or X >= 0: h jumps at breakpoints, so every candidate (breakpoints and the
-    stationary points of each arc's model) is evaluated on its rotated rows — with `exact`,
-    by the exact model (the exact model's own stationary points as extra candidates measured
-    no better on n > r problems and cost a quartic per pair)."""
+    stationary points of each arc's model) is evaluated on its rotated rows. With `exact`, a
+    pair whose majorized pick is to stay has the same candidates scored by the exact model and
+    takes the best (`solve_pairs`); only those pairs pay for it."""
     P = x.shape[0]
     cuts = breakpoints(x, y)
-    best = PairStep(torch.zeros(P, dtype=x.dtype, device=x.device),
+
+    stay = PairStep(torch.zeros(P, dtype=x.dtype, device=x.device),
                     torch.zeros(P, dtype=torch.bool, device=x.device),
                     torch.zeros(P, dtype=x.dtype, device=x.device), x, y)
+    best, tried = stay, []
     if l1:
         _, _, ca, sa, _, _ = _arcs(x, y, cuts, l1)
     for family in (0, 1):
@@ -298,21 +293,35 @@ def _best_by_rows(x, y, coef, l1, l0, nonneg, h_now, exact=None) -> PairStep:
                                     stationary(c)], dim=-1)
         else:
             candidates = torch.cat([cuts, stationary(c)], dim=-1)
-        if exact is not None:
-            c = exact[family]
         reflect = torch.full(candidates.shape, bool(family), device=x.device)
         nx, ny = rotate(x[:, None, :], y[:, None, :], candidates, reflect)
-        value = trig(c, candidates) + h_rows(torch.cat([nx, ny], -1), l1, l0, nonneg)
-        value = value - h_now[:, None]
-        k = torch.argmin(value, dim=-1)
-        v = value.gather(1, k[:, None])[:, 0]
-        better = v < best.delta
-        at = (torch.arange(P, device=x.device), k)
-        best = PairStep(
-            torch.where(better, candidates[at], best.theta),
-            torch.where(better, torch.tensor(bool(family), device=x.device), best.reflect),
-            torch.where(better, v, best.delta),
-            torch.where(better[:, None], nx[at], best.x),
-            torch.where(better[:, None], ny[at], best.y),
-        )
-    return best
+        dh = h_rows(torch.cat([nx, ny], -1), l1, l0, nonneg) - h_now[:, None]
+        best = _keep(best, candidates, family, trig(c, candidates) + dh, nx, ny)
+        tried.append((candidates, nx, ny, dh))
+    if exact is None:
+        return best
+    stalled = torch.nonzero(best.delta >= 0).flatten()  # the majorized pick is to stay
+    if not len(stalled):
+        return best
+    scored = PairStep(*(getattr(stay, f)[stalled] for f in PairStep.__dataclass_fields__))
+    for family, (candidates, nx, ny, dh) in enumerate(tried):
+        candidates = candidates[stalled]
+        value = trig(exact[family][stalled], candidates) + dh[stalled]
+        scored = _keep(scored, candidates, family, value, nx[stalled], ny[stalled])
+    return PairStep(*(getattr(best, f).index_copy(0, stalled, getattr(scored, f))
+                      for f in PairStep.__dataclass_fields__))
+
+
+def _keep(best: PairStep, candidates, family: int, value, nx, ny) -> PairStep:
+    """best, updated where the lowest of value (P, K) over candidates beats it."""
+    k = torch.argmin(value, dim=-1)
+    v = value.gather(1, k[:, None])[:, 0]
+    better = v < best.delta
+    at = (torch.arange(len(k), device=k.device), k)
+    return PairStep(
+        torch.where(better, candidates[at], best.theta),
+        torch.where(better, torch.tensor(bool(family), device=k.device), best.reflect),
+        torch.where(better, v, best.delta),
+        torch.where(better[:, None], nx[at], best.x),
+        torch.where(better[:, None], ny[at], best.y),
+    )

@@ -97,8 +97,9 @@ def obcd(form: StiefelForm, *, X0: np.ndarray | None = None, k: int | None = Non
     """Minimize F = f + h over XᵀX = I from X0 (default `initial_point`). The rounds are many
     small kernels, so CPU torch runs single-threaded unless `threads` says otherwise (None:
     torch's setting); the previous setting is restored. A quadratic f's pair models are the
-    curvature majorizer (`majorize`, the default: cheap closed forms) or exact (quartics; more
-    progress per round, fewer rounds per second), see `model.KronModel`. `k` defaults to
+    curvature majorizer (`majorize`, the default: cheap closed forms; with X >= 0, L0 or h = 0
+    its candidates are scored by the exact change, `pair.solve_pairs`) or exact (quartics;
+    more progress per round, fewer rounds per second), see `model.KronModel`. `k` defaults to
     `default_k`. `restarts` (beyond the paper): how many times a stalled run perturbs its best
     point and descends again, keeping the best (`_perturb`); None: until the time limit or
     `max_rounds`, one of which must then be set."""
@@ -266,7 +267,7 @@ def _pair_round(form, model, strategy, score, count, sample, round_, gen, dev):
             keep = select.disjoint(p, q, select.sv_scores(model.X, model.grad(), form.l1, p, q),
                                    n, count)
             p, q = p[keep], q[keep]
-    search, exact = model.coefficients(p, q, score=bool(form.l0 or form.nonneg or not form.l1))
+    search, exact = model.coefficients(p, q, score=bool(form.l0 or form.nonneg))
     step = solve_pairs(model.X[p], model.X[q], search, form.l1, form.l0, form.nonneg, exact)
     if strategy == "greedy" and score == "or":
         keep = select.disjoint(p, q, -step.delta, n, count)
