@@ -97,12 +97,12 @@ def obcd(form: StiefelForm, *, X0: np.ndarray | None = None, k: int | None = Non
     """Minimize F = f + h over XᵀX = I from X0 (default `initial_point`). The rounds are many
     small kernels, so CPU torch runs single-threaded unless `threads` says otherwise (None:
     torch's setting); the previous setting is restored. A quadratic f's pair models are the
-    curvature majorizer (`majorize`, the default: cheap closed forms; with X >= 0, L0 or h = 0
-    its candidates are scored by the exact change, `pair.solve_pairs`) or exact (quartics;
-    more progress per round, fewer rounds per second), see `model.KronModel`. `k` defaults to
-    `default_k`. `restarts` (beyond the paper): how many times a stalled run perturbs its best
-    point and descends again, keeping the best (`_perturb`); None: until the time limit or
-    `max_rounds`, one of which must then be set."""
+    curvature majorizer (`majorize`, the default: cheap closed forms; with X >= 0 or L0 a pair
+    it would leave in place has its candidates scored by the exact change, `pair.solve_pairs`)
+    or exact (quartics; more progress per round, fewer rounds per second), see
+    `model.KronModel`. `k` defaults to `default_k`. `restarts` (beyond the paper): how many
+    times a stalled run perturbs its best point and descends again, keeping the best
+    (`_perturb`); None: until the time limit or `max_rounds`, one of which must then be set."""
     before = torch.get_num_threads()
     if threads is not None and device == "cpu":
         torch.set_num_threads(threads)
