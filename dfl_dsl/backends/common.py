@@ -65,6 +65,15 @@ def _row_labels(inst, form: LinearForm, rows: list[int]) -> list[str]:
         for name, start, count in form.row_names:
             if start <= row < start + count:
                 block = by_name.get(name)
-                labels.append(block.labels()[row - start] if block else name)
+                labels.append(block.labels()[row - start] if block else _aux_label(name))
                 break
     return labels
+
+
+def _aux_label(name: str) -> str:
+    """A bridge's row: `#abs of c` (an epigraph row of a constraint's atom) reads
+    "c (epigraph of `abs`)"; `#abs` (the objective's) "objective (epigraph of `abs`)"."""
+    if not name.startswith("#"):
+        return name
+    atom, _, owner = name[1:].partition(" of ")
+    return f"{owner or 'objective'} (epigraph of `{atom}`)"

@@ -10,8 +10,9 @@ from collections.abc import Mapping
 
 from .. import ast
 from ..errors import DflError, did_you_mean
+from ..words import article
 from .atoms import ATOMS, AtomError, broadcast, definitely_different, fmt, same_dim
-from .dcp import culprit, fits, flip
+from .dcp import culprit, fits, flip, snippet
 from .info import BOOL, Curv, Dim, Info, Sign
 from .symbols import Dummy, Indexed, SetSymbol, Symbol
 
@@ -281,6 +282,7 @@ class Checker:
     def _refuse_constraint(self, body: ast.Compare, op: str, need: str) -> None:
         """Explain which side of a constraint breaks the DCP rule, and why."""
         if len(body.operands) == 3:
+            self._refuse_chain(body)
             parts = [(body.operands[1], "affine", "middle")]
         else:
             parts = [(body.operands[0], need, "left"), (body.operands[1], flip(need), "right")]
@@ -293,6 +295,9 @@ class Checker:
                 "concave": f"`a {op} b` needs a concave `a` and a convex `b`",
                 "affine": f"both sides of `{op}` must be affine",
             }[need]
+            if need == "affine" and self.info(culprit_node).curv in (Curv.CONVEX, Curv.CONCAVE):
+                rule += (": a convex expression can only be bounded from above (`<=`), a "
+                         "concave one from below (`>=`)")
             if len(body.operands) == 3:
                 rule = "the middle of a chained constraint must be affine"
             where = "the middle of the chain" if where == "middle" else f"{where} side of `{op}`"
@@ -304,6 +309,32 @@ class Checker:
                 hint=hint or rule,
             )
         raise DflError(f"constraint is not convex: `{op}` needs {need} sides", body.pos)
+
+    def _refuse_chain(self, body: ast.Compare) -> None:
+        """`lo <= e <= hi` with a convex (concave) `e`: its upper (lower) bound is convex, the
+        other bound is not; name that one."""
+        middle = body.operands[1]
+        curv = self.info(middle).curv
+        if curv not in (Curv.CONVEX, Curv.CONCAVE):
+            return
+        upward = body.ops[0] == "<="  # lo <= e <= hi, else hi >= e >= lo
+        lower, upper = (0, 2) if upward else (2, 0)
+        bad = lower if curv is Curv.CONVEX else upper
+        side = "left" if bad == 0 else "right"
+        bound, keep = ("lower", "upper") if curv is Curv.CONVEX else ("upper", "lower")
+        text = snippet(self, middle)
+        name = f"`{text}`" if text else "the middle"
+        op = "<=" if curv is Curv.CONVEX else ">="
+        keep_text = snippet(self, body.operands[upper if curv is Curv.CONVEX else lower])
+        split = f"`{text} {op} {keep_text}`" if text and keep_text else f"its {keep} bound"
+        how = "linear, by an epigraph" if self.info(middle).pwl else "convex"
+        raise DflError(
+            f"constraint is not convex: {name} is {curv.value}, so only its {keep} bound is; "
+            f"the {bound} bound ({side} side of the chain) is not",
+            body.operands[bad].pos,
+            hint=f"keep {split} ({how}) and drop the {bound} bound; {article(bound)} "
+                 f"{bound} bound on a {curv.value} expression needs integer variables",
+        )
 
     # ------------------------------------------------------------------ indices
     def _domain(self, index: ast.Index | None) -> tuple[Scope, int | None, tuple[Dim, ...]]:

@@ -68,7 +68,11 @@ def _classify(checker: Checker) -> ModelClass:
     obj = checker.info(objective.body) if objective is not None else Info()
     sense = objective.sense if objective is not None else "minimize"
     cons = checker.constraint_infos
-    affine_cons = all(i.vdeg is not None and i.vdeg <= 1 for i in cons.values())
+    # linear rows once bridged: affine, or piecewise-linear atoms in the direction the checker
+    # let through (convex bounded above, concave below; none in `==` rows or chains), which
+    # the epigraph bridge turns into linear rows (compile/bridges.py)
+    affine_cons = all(_linear_row(i) for i in cons.values())
+    plain_cons = all(i.vdeg is not None and i.vdeg <= 1 for i in cons.values())
 
     def make(name: str, tags: tuple[str, ...] = ()) -> ModelClass:
         return ModelClass(name, tags, scenarios, predicted)
@@ -78,12 +82,13 @@ def _classify(checker: Checker) -> ModelClass:
         return make("STIEFEL")
 
     if not affine_cons and has_int:
-        name = next(n for n, i in cons.items() if not (i.vdeg is not None and i.vdeg <= 1))
+        name = next(n for n, i in cons.items() if not _linear_row(i))
         decl = checker.symbols[name].decl
         raise DflError(
             "mixed-integer models with nonlinear constraints are not supported",
             decl.body.pos if isinstance(decl, ast.Constraint) else decl.pos,
-            hint="keep the constraints linear, or relax the integrality",
+            hint="keep the constraints linear (abs, pos, max, min, norm1 and norm_inf bounded "
+                 "in the convex direction are), or relax the integrality",
         )
 
     if obj.vdeg is not None and obj.vdeg <= 1:
@@ -98,14 +103,24 @@ def _classify(checker: Checker) -> ModelClass:
         if affine_cons:
             if has_int:
                 return make("MIQP")
-            return make("QP", _smooth_polytope_tag(checker, vars_))
+            # (Frank–Wolfe needs bounded columns: epigraph variables may not be)
+            return make("QP", _smooth_polytope_tag(checker, vars_) if plain_cons else ())
         return make("SOCP")
 
     # the objective holds a nonlinear atom applied to variables
     if want_ok and obj.pwl and affine_cons:  # an epigraph bridge makes it linear
         return make("MILP" if has_int else "LP")
     binary_only = domains == {"binary"}
+    # (SCM's methods take linear rows over x alone: no epigraph variables)
     if sense == "maximize" and binary_only and affine_cons and _is_scm(checker, objective.body):
+        if not plain_cons:
+            name = next(n for n, i in cons.items() if not (i.vdeg is not None and i.vdeg <= 1))
+            raise DflError(
+                "an SCM model (a submodular objective over binary variables) takes affine "
+                "constraints only",
+                checker.symbols[name].decl.body.pos,
+                hint="write the constraint without abs, pos, max, min or norms",
+            )
         return make("SCM")
     if not want_ok:
         _refuse_curvature(checker, objective)
@@ -119,6 +134,12 @@ def _classify(checker: Checker) -> ModelClass:
     # no SMOOTH-POLYTOPE tag here: the fw backend works on the quadratic standard form
     # (½xᵀPx + cᵀx), which `exp` or `log` has no place in
     return make("SOCP")
+
+
+def _linear_row(info: Info) -> bool:
+    """An affine constraint, or one whose atoms are all piecewise linear (the checker has
+    refused those in the wrong direction)."""
+    return (info.vdeg is not None and info.vdeg <= 1) or info.pwl
 
 
 def _smooth_polytope_tag(checker: Checker, vars_: list[Indexed]) -> tuple[str, ...]:

@@ -5,7 +5,12 @@
 * risk aggregators: `cvar(α, L)` by the Rockafellar–Uryasev auxiliary variables
   (Rockafellar & Uryasev, "Optimization of conditional value-at-risk", J. Risk 2000),
   `worst(L)` by an epigraph, `mean(L)` by averaging;
-* piecewise-linear atoms (abs, pos, max, min, norm1, norm_inf, max{}/min{}) by epigraphs.
+* piecewise-linear atoms (abs, pos, max, min, norm1, norm_inf, max{}/min{}) by epigraphs, in
+  the objective and in constraints alike: a row `body <= hi` whose body holds convex atoms with
+  nonnegative weights (concave ones with nonpositive weights) keeps its name and bounds, each
+  atom replaced by an epigraph variable `t` with rows `t >= arg` (named `#abs`, `#max`, ...);
+  `body >= lo` mirrors it. The user's row is then `poly + Σ w t <= hi`, whose dual is the
+  multiplier of the original convex constraint.
 
 The result is a polynomial objective and polynomial rows over z = [x; θ; aux].
 """
@@ -77,14 +82,16 @@ def bridge(ex: Expanded, inst, *, label_rows: bool = False,
     terms = [] if isinstance(objective, Poly) else objective.terms
     aux = _Aux(inst.width)
     bridged_terms = [t for t in terms if not keep_nonlinear or t[1].name in RISK_ATOMS]
-    width = inst.width + _aux_needed(bridged_terms, len(scenarios), unc_cols)
     rows: list[RowBlock] = []
+    # atoms in rows are cut down to the entries their rows use (a row block taken from an
+    # `expr`'s, or a scenario's share of a block): they get epigraphs for those only
+    cut = _restrict if not keep_nonlinear else (lambda payload: payload)
     for r in ex.constraints:
         if isinstance(r.body, NL) and keep_nonlinear and not isinstance(r.lo, Poly) and not (
             isinstance(r.hi, Poly)
         ):
             body, lo, hi = r.body, r.lo, r.hi
-        elif isinstance(r.body, NL) or isinstance(r.lo, Poly) or isinstance(r.hi, Poly):
+        elif isinstance(r.lo, Poly) or isinstance(r.hi, Poly):
             body, lo, hi = _normalize_rows(r)
         else:
             body, lo, hi = r.body, r.lo, r.hi
@@ -92,17 +99,30 @@ def bridge(ex: Expanded, inst, *, label_rows: bool = False,
         if len(unc_cols) and body.rows:
             hit = uses(body, unc_cols)
             if hit.any():
-                rows.append(RowBlock(r.name, body.take(np.nonzero(~hit)[0]), lo[~hit], hi[~hit],
+                rows.append(RowBlock(r.name, cut(body.take(np.nonzero(~hit)[0])), lo[~hit],
+                                     hi[~hit],
                                      [lb for lb, h in zip(labels, hit, strict=True) if not h]
                                      if labels else None))
-                picked = body.take(np.nonzero(hit)[0])
+                picked = cut(body.take(np.nonzero(hit)[0]))
                 for s, values in enumerate(scenarios):
                     rows.append(RowBlock(
                         f"{r.name}@{s}", _fix(picked, unc_cols, values), lo[hit], hi[hit],
                         [f"{lb}@scenario{s}" for lb, h in zip(labels, hit, strict=True) if h]
                         if labels else None))
                 continue
-        rows.append(RowBlock(r.name, body, lo, hi, labels))
+        rows.append(RowBlock(r.name, cut(body), lo, hi, labels))
+
+    # rows with atoms in them (an LP backend's): which rows bound their body from above (+1),
+    # from below (-1) or not at all (0); the epigraphs' variables come before the objective's
+    plans = {} if keep_nonlinear else {
+        k: _row_plan(b) for k, b in enumerate(rows) if isinstance(b.body, NL)}
+    width = (inst.width + _aux_needed(bridged_terms, len(scenarios), unc_cols)
+             + sum(_epigraph_width(node) for plan in plans.values() for _, sign, part in plan
+                   if sign for _, node in part.terms))
+    for k, plan in plans.items():
+        block = rows[k]
+        rows[k] = RowBlock(block.name, _linear_rows(block, plan, aux, rows, width), block.lo,
+                           block.hi, block.labels)
 
     sign = 1.0 if ex.sense == "minimize" else -1.0
     poly = _widen(objective if isinstance(objective, Poly) else objective.poly, width)
@@ -163,6 +183,109 @@ def _epigraph_width(node: AtomNode) -> int:
         if isinstance(arg, NL):
             total += sum(_epigraph_width(inner) for _, inner in arg.terms)
     return total
+
+
+def _row_plan(block: RowBlock) -> list[tuple[np.ndarray | None, float, NL]]:
+    """How the rows of a block with atoms in its body are bridged: (rows, sign, their body)
+    for the rows bounded above (sign +1: `body <= hi`, convex), below (-1: `body >= lo`,
+    concave) and not at all (0: an infinite data bound, the atoms are dropped). rows is None
+    when one sign covers the block. The checker let no atom into an `==` row or a chain; a
+    row bounded on both sides here is refused all the same."""
+    body = block.body
+    name = block.name.split("@")[0]  # (a scenario's copy is `name@s`)
+    risky = [node.name for _, node in body.terms if node.name in RISK_ATOMS]
+    if risky:
+        raise DflError(f"constraint `{name}`: `{risky[0]}` in a constraint is not supported "
+                       "yet", hint="use it in the objective")
+    upper = np.isfinite(np.asarray(block.hi, dtype=float))
+    lower = np.isfinite(np.asarray(block.lo, dtype=float))
+    if (upper & lower).any():
+        atoms = ", ".join(sorted({node.name for _, node in body.terms}))
+        raise DflError(f"constraint `{name}` bounds an expression with `{atoms}` from both "
+                       "sides: only one side of it is convex",
+                       hint="bound it from one side only (`<=` for abs, pos, max, norm1, "
+                            "norm_inf; `>=` for min)")
+    if upper.all():
+        return [(None, 1.0, body)]
+    if lower.all():
+        return [(None, -1.0, body)]
+    plan = []
+    for mask, sign in ((upper, 1.0), (lower, -1.0), (~upper & ~lower, 0.0)):
+        idx = np.flatnonzero(mask)
+        if len(idx):
+            plan.append((idx, sign, _restrict(body.take(idx)) if sign else body.take(idx)))
+    return plan
+
+
+def _linear_rows(block: RowBlock, plan, aux: _Aux, rows: list[RowBlock], width: int) -> Poly:
+    """The block's body with every atom replaced by its epigraph (hypograph) variable, the
+    epigraphs' rows appended to `rows` (named `#abs of NAME`: an IIS names their owner)."""
+    first = len(rows)
+    total = None
+    for idx, sign, part in plan:
+        try:
+            poly = (_arg_poly(part, width, (sign, aux, rows)) if sign
+                    else _widen(part.poly, width))
+        except DflError as exc:
+            raise DflError(f"constraint `{block.name.split('@')[0]}`: {exc.message}",
+                           hint=exc.hint) from None
+        if idx is not None:
+            place = sp.csr_array((np.ones(len(idx)), (idx, np.arange(len(idx)))),
+                                 shape=(block.body.rows, len(idx)))
+            poly = poly.rowmap(place)
+        total = poly if total is None else total + poly
+    for k in range(first, len(rows)):
+        rows[k].name = f"{rows[k].name} of {block.name}"
+    return total
+
+
+def _restrict(payload):
+    """`payload` with each atom node cut down to the rows its matrix uses (`NL.take` keeps
+    the nodes whole), the atoms nested in them too; an atom no row uses is dropped."""
+    if not isinstance(payload, NL):
+        return payload
+    terms = []
+    for matrix, node in payload.terms:
+        m = sp.csr_array(matrix)
+        used = np.zeros(node.rows, dtype=bool)
+        used[m.indices] = True
+        if not used.any():
+            continue
+        if used.all():
+            node = _take_node(node, None)
+        else:
+            keep = np.flatnonzero(used)
+            remap = np.cumsum(used) - 1
+            m = sp.csr_array((m.data, remap[m.indices], m.indptr), shape=(m.shape[0], len(keep)))
+            node = _take_node(node, keep)
+        terms.append((m, node))
+    return NL(payload.poly, terms)
+
+
+def _take_node(node: AtomNode, keep: np.ndarray | None) -> AtomNode:
+    """The node's output rows `keep` (all when None), its arguments restricted in turn."""
+    if keep is None:
+        if not any(isinstance(a, NL) for a in node.args):
+            return node
+        return AtomNode(node.name, tuple(_restrict(a) for a in node.args), node.rows,
+                        node.starts, node.param)
+    if node.starts is None:
+        idx, starts = keep, None
+    else:
+        lengths = np.diff(node.starts)[keep]
+        ends = np.cumsum(lengths)
+        idx = (np.repeat(node.starts[:-1][keep] - (ends - lengths), lengths)
+               + np.arange(int(ends[-1]) if len(ends) else 0))
+        starts = np.concatenate([[0], ends]).astype(np.int64)
+    args = []
+    for a in node.args:
+        if isinstance(a, (Poly, NL)):
+            args.append(_restrict(a.take(idx)))
+        elif np.ndim(a):
+            args.append(np.asarray(a)[idx])
+        else:
+            args.append(a)
+    return AtomNode(node.name, tuple(args), len(keep), starts, node.param)
 
 
 def _holds_uncertain(node: AtomNode, unc_cols: np.ndarray) -> bool:
@@ -278,8 +401,9 @@ def _check_direction(node: AtomNode, weights, sign: float, convex: bool) -> None
     ok = np.all(eff[weights != 0] >= 0) if convex else np.all(eff[weights != 0] <= 0)
     if not ok:
         raise DflError(
-            f"`{node.name}` enters the objective in the wrong direction for an LP bridge "
-            "(a convex atom must be minimized, a concave one maximized)"
+            f"`{node.name}` enters in the wrong direction for an LP bridge (a convex atom "
+            "must be minimized or bounded from above, a concave one maximized or bounded "
+            "from below)"
         )
 
 

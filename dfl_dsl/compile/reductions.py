@@ -25,6 +25,21 @@ def rows_to_bounds(form: LinearForm) -> LinearForm:
     single = (count == 1) & ~touched_by_theta
     if not single.any():
         return form
+    # a named row on one epigraph variable (`abs(x) <= 1` is `t <= 1`) stays a row: its dual
+    # is the user's constraint's
+    first = A.indices[A.indptr[:-1][single]]
+    on_aux = np.zeros(form.m, dtype=bool)
+    on_aux[np.flatnonzero(single)[first >= form.n_model]] = True
+    if on_aux.any():
+        named = np.zeros(form.m, dtype=bool)
+        for name, start, count_ in form.row_names:
+            if not name.startswith("#"):
+                named[start : start + count_] = True
+        if form.kept_rows is not None:
+            named = named[form.kept_rows]
+        single &= ~(on_aux & named)
+        if not single.any():
+            return form
     rows = np.nonzero(single)[0]
     cols = A.indices[A.indptr[rows]]
     coef = A.data[A.indptr[rows]]

@@ -229,3 +229,28 @@ def test_a_row_whose_bounds_cross_is_infeasible(text):
     inst = dfl.parse(text, "m.opt").bind({})
     assert inst.solve("pyomo").status == "infeasible"
     assert inst.solve("highs").status == "infeasible"
+
+
+BUDGETED = """
+set I; param t{I}; param B;
+var x{I} integer >= 0 <= 5;
+var y{I} binary;
+maximize o: sum{i in I} (x[i] - 0.3 * y[i]);
+subject to dev: sum{i in I} abs(x[i] - t[i]) <= B;
+subject to link{i in I}: x[i] <= 5 * y[i];
+subject to spread: max{i in I} x[i] - min{i in I} x[i] <= 2;
+"""
+
+
+def test_piecewise_linear_constraints_with_integers_agree_with_highs_and_cvxpy(tmp_path):
+    """x = (1, 2, 3): deviations 0.5 + 0.8 + 0.3 <= 2, spread 2, three y's: 6 - 0.9."""
+    inst = dfl.parse(BUDGETED, "m.opt").bind({"I": [1, 2, 3], "t": [0.5, 1.2, 2.7], "B": 2})
+    assert inst.klass.name == "MILP"
+    answers = {b: inst.solve(b) for b in ("pyomo", "highs", "cvxpy")}
+    for backend, sol in answers.items():
+        assert sol.status == "optimal", backend
+        assert sol.objective == pytest.approx(5.1, abs=1e-6), backend
+    # the epigraph rows are ordinary rows of the Pyomo model (and of what it writes)
+    path = tmp_path / "budgeted.lp"
+    inst.solve("pyomo", write=path)
+    assert path.read_text().count("rows(") >= inst.linear_form().m

@@ -94,7 +94,8 @@ param A[n, n];
         # take it, so no SMOOTH-POLYTOPE tag (it had one, and `--backend fw` failed later)
         ("var v[n] >= 0;\nminimize o: sum(exp(v));\ns.t. k: sum(v) == 1;", "SOCP"),
         ("var v[n];\nminimize o: sum(v);\ns.t. k: quad_form(v, P) <= 1;", "SOCP"),
-        ("var x;\nminimize o: x;\ns.t. k: abs(x) <= 1;", "SOCP"),
+        ("var x;\nminimize o: x;\ns.t. k: abs(x) <= 1;", "LP"),  # an epigraph: linear rows
+        ("var v[n];\nminimize o: sum(v);\ns.t. k: norm2(v) <= 1;", "SOCP"),
         ("var x >= 0;\nminimize o: x;\ns.t. k: sqrt(x) >= 1;", "SOCP"),
         # submodular
         ("var x{I} binary;\nmaximize o: sqrt(sum{i in I} cw[i] * x[i]);\n"
@@ -163,3 +164,71 @@ def test_refused_models(body: str, line: int, message: str) -> None:
         dfl.parse(HEAD + body + "\n", "m.opt")
     assert message in info.value.message
     assert info.value.pos.line == HEAD.count("\n") + line, str(info.value)
+
+
+# ------------------------------------------------ piecewise-linear atoms in constraints
+@pytest.mark.parametrize(
+    ("body", "label"),
+    [
+        ("var v[n];\nmaximize o: sum(v);\ns.t. k: norm1(v) <= 2;", "LP"),
+        ("var v[n];\nmaximize o: sum(v);\ns.t. k: norm_inf(v - 1) <= 2;", "LP"),
+        ("var x;\nvar y;\nmaximize o: x + y;\ns.t. k: max(x, y) <= 3;", "LP"),
+        ("var x;\nvar y;\nminimize o: x + y;\ns.t. k: min(x, y) >= 1;", "LP"),
+        ("var x;\nvar y;\nminimize o: x + y;\ns.t. k: 1 <= min(x, y);", "LP"),
+        ("var x;\nvar y;\nminimize o: x + y;\ns.t. k: -min(x, y) <= -1;", "LP"),
+        ("var x{I};\nvar s{I} >= 0;\nminimize o: sum{i in I} s[i];\n"
+         "s.t. k{i in I}: pos(1 - x[i]) <= s[i];", "LP"),
+        ("var x{I};\nvar t;\nminimize o: t;\ns.t. k: max{i in I} abs(x[i] - 1) <= t;", "LP"),
+        ("var x{I} integer;\nmaximize o: sum{i in I} x[i];\n"
+         "s.t. k: sum{i in I} abs(x[i] - 0.5) <= 3;", "MILP"),
+        ("var x binary;\nvar y;\nminimize o: abs(y);\ns.t. k: max(x, y) <= 3;", "MILP"),
+        ("var v[n];\nminimize o: sum_squares(v);\ns.t. k: norm1(v - 1) <= 1;", "QP"),
+        # not piecewise linear: still conic
+        ("var v[n];\nminimize o: sum(v);\ns.t. k: norm2(v) <= 1;", "SOCP"),
+        ("var v[n];\nminimize o: sum(v);\ns.t. k: norm1(v) + norm2(v) <= 1;", "SOCP"),
+    ],
+)
+def test_piecewise_linear_constraints_are_linear(body: str, label: str) -> None:
+    assert dfl.parse(HEAD + body + "\n").klass.label == label
+
+
+@pytest.mark.parametrize(
+    ("body", "line", "column", "message"),
+    [
+        # two-sided rows: the side that is not convex is named and pointed at
+        ("var x;\nminimize o: x;\ns.t. k: -1 <= abs(x) <= 1;", 3, 9,
+         "`abs(x)` is convex, so only its upper bound is; the lower bound (left side"),
+        ("var x;\nminimize o: x;\ns.t. k: 3 >= abs(x) >= 1;", 3, 24,
+         "the lower bound (right side of the chain) is not"),
+        ("var x;\nvar y;\nminimize o: x;\ns.t. k: 1 <= min(x, y) <= 4;", 4, 27,
+         "`min(x, y)` is concave, so only its lower bound is; the upper bound (right side"),
+        # `==` with an atom is not convex
+        ("var x;\nminimize o: x;\ns.t. k: abs(x) == 1;", 3, 9, "(left side of `==`)"),
+        # the wrong direction
+        ("var x;\nminimize o: x;\ns.t. k: abs(x) >= 1;", 3, 9, "constraint is not convex"),
+        ("var x;\nvar y;\nminimize o: x;\ns.t. k: min(x, y) <= 1;", 4, 9,
+         "constraint is not convex"),
+        # integers with a constraint that is not piecewise linear
+        ("var v[n] integer;\nminimize o: sum(v);\ns.t. k: norm2(v) <= 1;", 3, 9,
+         "mixed-integer models with nonlinear constraints"),
+    ],
+)
+def test_refused_piecewise_linear_constraints(body, line, column, message) -> None:
+    with pytest.raises(dfl.DflError) as info:
+        dfl.parse(HEAD + body + "\n", "m.opt")
+    assert message in info.value.message
+    assert info.value.pos.line == HEAD.count("\n") + line, str(info.value)
+    assert info.value.pos.column == column, str(info.value)
+
+
+def test_chain_hint_keeps_the_convex_side() -> None:
+    with pytest.raises(dfl.DflError) as info:
+        dfl.parse(HEAD + "var x;\nminimize o: x;\ns.t. k: -1 <= abs(x) <= 1;\n", "m.opt")
+    assert "keep `abs(x) <= 1` (linear, by an epigraph)" in info.value.hint
+
+
+def test_scm_objective_with_a_piecewise_linear_constraint_is_refused() -> None:
+    body = ("var x{I} binary;\nmaximize o: sqrt(sum{i in I} x[i]);\n"
+            "s.t. k: max(x[\"a\"], x[\"b\"]) <= 1;\n")
+    with pytest.raises(dfl.DflError, match="takes affine constraints only"):
+        dfl.parse(HEAD + body, "m.opt")

@@ -177,3 +177,126 @@ def test_epigraphs_against_brute_force(sense, body, fn):
         sol = inst.solve(backend)
         assert sol.objective == pytest.approx(best, abs=1e-7), backend
 
+
+
+# ---------------------------------------------------------------- atoms in constraints
+# (convex atoms bounded from above, concave ones from below: epigraph rows, an LP or MILP)
+ROW_CASES = [
+    # (model, data, objective), the objective worked out by hand
+    ("param n : int; param c[n]; var x[n]; maximize o: c @ x;\n"
+     "subject to ball: norm1(x) <= 2;", {"n": 3, "c": [1, -3, 2]}, 6.0),  # 2 * max |c|
+    ("set I; param c{I}; var x{I}; maximize o: sum{i in I} c[i] * x[i];\n"
+     "subject to ball: sum{i in I} abs(x[i]) <= 2;", {"I": [1, 2, 3], "c": [1, -3, 2]}, 6.0),
+    ("var x; var y; maximize o: x + y; subject to c: max(x, y) <= 3;", {}, 6.0),
+    ("var x; var y; minimize o: x + y; subject to c: min(x, y) >= 1;", {}, 2.0),
+    ("var x; var y; minimize o: x + y; subject to c: 2 <= min(x + 1, 2 * y);", {}, 2.0),
+    ("var x; var y; minimize o: x + y; subject to c: -2 * min(x, y) <= -2;", {}, 2.0),
+    ("var x; maximize o: x; subject to c: 4 >= abs(x - 1) + abs(x + 1);", {}, 2.0),
+    # minimax: the worst of |x - 0| and |x - 4| is least at x = 2
+    ("set I; param b{I}; var x; var t; minimize o: t;\n"
+     "subject to mm: max{i in I} abs(x - b[i]) <= t;", {"I": [1, 2], "b": [0, 4]}, 2.0),
+    # shortfall: s[i] >= d[i] - x[i] costs 3, x costs 1: buy the demand
+    ("set I; param d{I}; var x{I} >= 0; var s{I} >= 0;\n"
+     "minimize o: sum{i in I} (x[i] + 3 * s[i]);\n"
+     "subject to short{i in I}: pos(d[i] - x[i]) <= s[i];", {"I": [1, 2], "d": [2, 5]}, 7.0),
+    # atoms nested in atoms
+    ("var x; var y; maximize o: x + y; subject to c: max(abs(x), pos(y - 1)) <= 2;", {}, 5.0),
+    ("param n : int; param c[n]; var x[n]; maximize o: sum(x);\n"
+     "subject to k: norm1(pos(x - c)) <= 2; subject to u: x <= 10;",
+     {"n": 3, "c": [0, 1, 2]}, 5.0),
+    ("set I = 1..3; var x{I}; var y; maximize o: sum{i in I} x[i] + y;\n"
+     "subject to k: sum{i in I} max(abs(x[i]), y) <= 6;", {}, 8.0),
+    ("param m : int; param n : int; param A[m, n]; param b[m]; var x[n]; var t;\n"
+     "minimize o: t + 0.1 * norm1(x); subject to fit: norm_inf(A @ x - b) <= t;",
+     {"m": 3, "n": 2, "A": [[1, 0], [0, 1], [1, 1]], "b": [1, 2, 2]}, 0.56666666667),
+    # an `expr` with an atom, used by some rows only
+    ("set I = 1..4; param t{I}; var x{I}; expr dev{i in I} = abs(x[i] - t[i]);\n"
+     "maximize o: sum{i in I} x[i];\n"
+     "subject to a{i in I : i >= 3}: dev[i] <= 1; subject to b{i in I : i <= 2}: x[i] <= 0;",
+     {"t": [1, 2, 3, 4]}, 9.0),
+    # an infinite bound leaves its row free: its atom is dropped
+    ("set I; param cap{I}; var x{I} <= 5; maximize o: sum{i in I} x[i];\n"
+     "subject to r{i in I}: abs(x[i]) <= cap[i];", {"I": [1, 2], "cap": [1, "inf"]}, 6.0),
+    # a quadratic objective over an L1 ball: a QP
+    ("param n : int; param c[n]; var x[n]; minimize o: sum_squares(x - c);\n"
+     "subject to ball: norm1(x) <= 1;", {"n": 2, "c": [2, 0.5]}, 1.25),
+    # budgeted absolute deviations with integers: x = (1, 2, 3) deviates by 1.6 <= 2
+    ("set I; param t{I}; param B; var x{I} integer; maximize o: sum{i in I} x[i];\n"
+     "subject to dev: sum{i in I} abs(x[i] - t[i]) <= B;",
+     {"I": [1, 2, 3], "t": [0.5, 1.2, 2.7], "B": 2}, 6.0),
+]
+
+
+@pytest.mark.parametrize(("text", "data", "best"), ROW_CASES,
+                         ids=[c[0].split("subject to ")[1][:28] for c in ROW_CASES])
+def test_atoms_in_constraints_become_linear_rows(text, data, best):
+    inst = bind(text, data)
+    assert inst.klass.name in ("LP", "MILP", "QP")
+    form = inst.linear_form()
+    assert not form.is_qp or inst.klass.name == "QP"
+    for backend in ("highs", "pyomo", "cvxpy"):
+        sol = inst.solve(backend)
+        assert sol.status == "optimal", backend
+        assert sol.objective == pytest.approx(best, abs=1e-6), backend
+
+
+def test_constraint_epigraph_rows_keep_the_name_and_bounds():
+    inst = bind("set I; param t{I}; var x{I}; minimize o: sum{i in I} x[i];\n"
+                "subject to dev{i in I}: abs(x[i] - t[i]) <= 1;",
+                {"I": [1, 2, 3], "t": [0, 1, 2]})
+    bridged = bridge(inst.compile(), inst, label_rows=True)
+    names = [b.name for b in bridged.rows]
+    assert names[0] == "dev" and names[1:] == ["#abs of dev", "#abs of dev"]
+    dev = bridged.rows[0]
+    assert dev.labels == ["dev[1]", "dev[2]", "dev[3]"]
+    assert np.all(dev.hi == 0) and np.all(dev.lo == -np.inf)
+    assert np.all(dev.body.const == -1)  # t - 1 <= 0, t the epigraph variable
+    assert bridged.width == inst.width + 3  # one epigraph variable per row
+
+
+def test_an_expr_used_by_some_rows_gets_epigraphs_for_those_only():
+    inst = bind("set I = 1..100; var x{I}; expr dev{i in I} = abs(x[i] - 1);\n"
+                "minimize o: sum{i in I} x[i]; subject to a{i in I : i <= 2}: dev[i] <= 1;")
+    bridged = bridge(inst.compile(), inst)
+    assert bridged.width == inst.width + 2
+    assert sum(b.body.rows for b in bridged.rows) == 2 + 2 * 2
+
+
+def test_uncertain_params_in_atoms_of_constraints_hold_per_scenario():
+    # |x_i - c_i| <= 1 in both scenarios: x_0 <= 2, x_1 <= 3
+    inst = bind("set I; param c{I} : uncertain; var x{I} >= 0 <= 3;\n"
+                "maximize o: sum{i in I} x[i];\n"
+                "subject to r{i in I}: abs(x[i] - c[i]) <= 1;",
+                {"I": [0, 1], "c": [[1, 2], [1.5, 2.5]]})
+    assert inst.klass.name == "LP"
+    for backend in ("highs", "cvxpy"):
+        assert inst.solve(backend).objective == pytest.approx(5.0)
+
+
+def test_predicted_params_bound_an_atom():
+    inst = bind("param th : predicted; var x; maximize o: x; subject to r: abs(x - 1) <= th;",
+                {"th": 2.0})
+    assert inst.klass.name == "LP"
+    assert inst.linear_form().theta_in_constraints
+    for backend in ("highs", "cvxpy"):
+        assert inst.solve(backend).objective == pytest.approx(3.0)
+
+
+def test_a_risk_aggregator_in_a_constraint_is_refused_with_its_name():
+    inst = bind("set I; param cost{I} : uncertain; var x{I} >= 0 <= 1;\n"
+                "maximize f: sum{i in I} x[i];\n"
+                "subject to risk: cvar(0.5, sum{i in I} cost[i] * x[i]) <= 1;",
+                {"I": [0, 1], "cost": [[1, 2], [2, 1]]})
+    with pytest.raises(dfl.DflError, match="constraint `risk`: `cvar` in a constraint"):
+        inst.linear_form()
+
+
+def test_a_row_bounded_on_both_sides_is_refused_by_the_bridge_too():
+    """The checker refuses `lo <= abs(x) <= hi` and `abs(x) == 1`; the bridge does as well."""
+    from dfl_dsl.compile.bridges import RowBlock, _row_plan
+
+    inst = bind("var x; minimize o: x; subject to c: abs(x) <= 1;")
+    rows = inst.compile().constraints[0]
+    block = RowBlock("c@2", rows.body, np.array([-1.0]), np.array([0.0]))
+    with pytest.raises(dfl.DflError, match="constraint `c` bounds an expression with `abs`"):
+        _row_plan(block)
