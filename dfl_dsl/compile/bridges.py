@@ -4,7 +4,7 @@
   must hold for every scenario, and an objective term outside a risk aggregator means its mean;
 * risk aggregators: `cvar(α, L)` by the Rockafellar–Uryasev auxiliary variables
   (Rockafellar & Uryasev, "Optimization of conditional value-at-risk", J. Risk 2000),
-  `worst(L)` by an epigraph, `mean(L)` by averaging;
+  `worst(L)` by an epigraph, `mean(L)` by averaging (in the objective and in constraints);
 * piecewise-linear atoms (abs, pos, max, min, norm1, norm_inf, max{}/min{}) by epigraphs, in
   the objective and in constraints alike: a row `body <= hi` whose body holds convex atoms with
   nonnegative weights (concave ones with nonpositive weights) keeps its name and bounds, each
@@ -86,6 +86,12 @@ def bridge(ex: Expanded, inst, *, label_rows: bool = False,
     # atoms in rows are cut down to the entries their rows use (a row block taken from an
     # `expr`'s, or a scenario's share of a block): they get epigraphs for those only
     cut = _restrict if not keep_nonlinear else (lambda payload: payload)
+    # risk aggregators in rows (`cvar(α, L) <= budget`) are bridged first, as in the
+    # objective: what stays uncertain outside them must then hold in every scenario
+    risk_width = inst.width + sum(
+        _aux_needed([t for t in r.body.terms if t[1].name in RISK_ATOMS], len(scenarios),
+                    unc_cols)
+        for r in ex.constraints if isinstance(r.body, NL))
     for r in ex.constraints:
         if isinstance(r.body, NL) and keep_nonlinear and not isinstance(r.lo, Poly) and not (
             isinstance(r.hi, Poly)
@@ -96,6 +102,8 @@ def bridge(ex: Expanded, inst, *, label_rows: bool = False,
         else:
             body, lo, hi = r.body, r.lo, r.hi
         labels = r.labels() if label_rows else None
+        if isinstance(body, NL) and any(n.name in RISK_ATOMS for _, n in body.terms):
+            body = _risk_rows(r.name, body, lo, hi, aux, rows, unc_cols, scenarios, risk_width)
         if len(unc_cols) and body.rows:
             hit = uses(body, unc_cols)
             if hit.any():
@@ -116,7 +124,7 @@ def bridge(ex: Expanded, inst, *, label_rows: bool = False,
     # from below (-1) or not at all (0); the epigraphs' variables come before the objective's
     plans = {} if keep_nonlinear else {
         k: _row_plan(b) for k, b in enumerate(rows) if isinstance(b.body, NL)}
-    width = (inst.width + _aux_needed(bridged_terms, len(scenarios), unc_cols)
+    width = (risk_width + _aux_needed(bridged_terms, len(scenarios), unc_cols)
              + sum(_epigraph_width(node) for plan in plans.values() for _, sign, part in plan
                    if sign for _, node in part.terms))
     for k, plan in plans.items():
@@ -185,6 +193,32 @@ def _epigraph_width(node: AtomNode) -> int:
     return total
 
 
+def _risk_rows(name: str, body: NL, lo, hi, aux: _Aux, rows: list[RowBlock], unc_cols,
+               scenarios, width: int) -> Poly | NL:
+    """A constraint's body with its risk aggregators replaced by their bridges (the rows
+    that hold one are bounded from above, or all from below: the checker let `cvar` and
+    `worst` bound from above only, as convex functions)."""
+    used = np.zeros(body.rows, dtype=bool)
+    for matrix, node in body.terms:
+        if node.name in RISK_ATOMS:
+            used |= np.diff(sp.csr_array(matrix).indptr) > 0
+    upper = np.isfinite(np.asarray(hi, dtype=float))[used]
+    lower = np.isfinite(np.asarray(lo, dtype=float))[used]
+    if (upper & lower).any() or not (upper.all() or lower.all()):
+        raise DflError(f"constraint `{name}` bounds a risk aggregator from both sides",
+                       hint="bound it from one side only")
+    sign = 1.0 if upper.all() else -1.0
+    poly = _widen(body.poly, width)
+    kept = []
+    for matrix, node in body.terms:
+        if node.name in RISK_ATOMS:
+            poly = poly + _risk(node, sp.csr_array(matrix), sign, aux, rows, unc_cols,
+                                scenarios, width)
+        else:
+            kept.append((matrix, node))
+    return NL(poly, kept) if kept else poly
+
+
 def _row_plan(block: RowBlock) -> list[tuple[np.ndarray | None, float, NL]]:
     """How the rows of a block with atoms in its body are bridged: (rows, sign, their body)
     for the rows bounded above (sign +1: `body <= hi`, convex), below (-1: `body >= lo`,
@@ -193,10 +227,6 @@ def _row_plan(block: RowBlock) -> list[tuple[np.ndarray | None, float, NL]]:
     row bounded on both sides here is refused all the same."""
     body = block.body
     name = block.name.split("@")[0]  # (a scenario's copy is `name@s`)
-    risky = [node.name for _, node in body.terms if node.name in RISK_ATOMS]
-    if risky:
-        raise DflError(f"constraint `{name}`: `{risky[0]}` in a constraint is not supported "
-                       "yet", hint="use it in the objective")
     upper = np.isfinite(np.asarray(block.hi, dtype=float))
     lower = np.isfinite(np.asarray(block.lo, dtype=float))
     if (upper & lower).any():
@@ -474,9 +504,13 @@ def _direction_fits(node: AtomNode, matrix, sign: float) -> bool:
 
 
 def _risk(node, weights, sign, aux: _Aux, rows, unc_cols, scenarios, width) -> Poly:
-    upper = (weights * sign >= 0).all()  # minimized loss: upper tail; maximized: lower tail
-    if node.name != "mean" and not upper and not (weights * sign <= 0).all():
-        raise DflError(f"`{node.name}` enters the objective with mixed signs")
+    """`weights` combines the node's rows into one row (a vector, the objective's) or into
+    a constraint's rows (a sparse matrix, rows x node.rows)."""
+    w = weights.data if sp.issparse(weights) else weights
+    # minimized loss or a bound from above: the upper tail; maximized, bounded below: lower
+    upper = (w * sign >= 0).all()
+    if node.name != "mean" and not upper and not (w * sign <= 0).all():
+        raise DflError(f"`{node.name}` enters with mixed signs")
     # piecewise-linear atoms in the loss (`cvar(a, c * x + b * pos(d - x))`) get epigraph
     # variables per scenario: the loss is bounded from above (upper tail) or from below
     nested = (1.0 if upper else -1.0, aux, rows)

@@ -282,13 +282,39 @@ def test_predicted_params_bound_an_atom():
         assert inst.solve(backend).objective == pytest.approx(3.0)
 
 
-def test_a_risk_aggregator_in_a_constraint_is_refused_with_its_name():
-    inst = bind("set I; param cost{I} : uncertain; var x{I} >= 0 <= 1;\n"
-                "maximize f: sum{i in I} x[i];\n"
-                "subject to risk: cvar(0.5, sum{i in I} cost[i] * x[i]) <= 1;",
-                {"I": [0, 1], "cost": [[1, 2], [2, 1]]})
-    with pytest.raises(dfl.DflError, match="constraint `risk`: `cvar` in a constraint"):
-        inst.linear_form()
+VALUE = np.array([1.0, 0.7, 1.3, 0.4, 0.9])
+RISK_ROWS = """
+set I; param cost{I} : uncertain; param alpha default 0.5; param value{I};
+var x{I} binary;
+maximize f: sum{i in I} value[i] * x[i];
+subject to risk: %s <= %s;
+"""
+
+
+@pytest.mark.parametrize("backend", ["highs", "pyomo", "cvxpy"])
+@pytest.mark.parametrize(("lhs", "budget", "aggregate"), [
+    (f"cvar(alpha, {LOSS})", 0.8, _cvar_upper),
+    (f"worst({LOSS})", 1.0, np.max),
+    (f"mean({LOSS})", 0.3, np.mean),
+    (f"2 * cvar(alpha, {NESTED_LOSS}) - 1", 7.15,
+     lambda v: 2 * _cvar_upper(v) - 1),  # (v: the nested losses)
+])
+def test_risk_aggregators_in_constraints_against_brute_force(lhs, budget, aggregate, backend):
+    """A risk aggregator bounded from above in a constraint: the same bridge as in the
+    objective (`cvar(α, L) <= b`: the Rockafellar–Uryasev rows), checked by enumeration."""
+    data = {**DATA, "value": VALUE.tolist()}
+    inst = bind(RISK_ROWS % (lhs, budget), data)
+    assert inst.klass.name == "MILP"
+    nested = "pos" in lhs
+    best = -np.inf
+    for b in itertools.product([0, 1], repeat=N):
+        x = np.array(b, float)
+        losses = _nested_losses(x) if nested else COST @ x
+        if aggregate(losses) <= budget + 1e-9:
+            best = max(best, VALUE @ x)
+    sol = inst.solve(backend)
+    assert sol.status == "optimal"
+    assert sol.objective == pytest.approx(best, abs=1e-6)
 
 
 def test_a_row_bounded_on_both_sides_is_refused_by_the_bridge_too():
