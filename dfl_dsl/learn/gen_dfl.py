@@ -12,7 +12,9 @@ under scenarios of a frozen proxy flow fitted by NLL (the true p(ξ | x) being u
 
 Three pieces live here:
 * `ScenarioObjective`: the model's objective as a torch function of decisions and scenarios
-  (exact empirical CVaR, differentiable in the scenarios), read off the compiled objective;
+  (exact empirical CVaR, differentiable in the scenarios), read off the compiled objective —
+  bilinear polynomials and the piecewise-linear atoms the LP bridge takes (the newsvendor's
+  `cvar(0.8, x + b * pos(d - x))`);
 * `ScenarioOracle`: the scenario problem for S scenarios compiled once by the scenario bridge,
   with the scenario values entering as a recorded linear map θ = vec(Ξ) (a `LinearForm` with
   θ-maps), solved batched on one warm HiGHS model;
@@ -22,6 +24,7 @@ Three pieces live here:
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import numpy as np
 import scipy.sparse as sp
@@ -68,7 +71,12 @@ def uncertain_constraints(inst) -> list[str]:
 class _Bilinear:
     """Rows of a Poly that is bilinear in (x, ξ): a + Gx x + Gξ ξ + xᵀ H ξ + (ξ·ξ terms)."""
 
-    def __init__(self, poly: Poly, nx: int, unc: np.ndarray, what: str) -> None:
+    # a polynomial leaf is linear in x (x·x is refused); an atom over decisions isn't, and
+    # the composites above it record its name here
+    nonlinear = None
+
+    def __init__(self, poly: Poly, nx: int, unc: np.ndarray, what: str,
+                 where: _Where | None = None, near: str | None = None) -> None:
         width, k = poly.width, len(unc)
         xi_of = np.full(width, -1, dtype=np.int64)
         xi_of[unc] = np.arange(k)
@@ -88,8 +96,12 @@ class _Bilinear:
             a, b = poly.pairs[q.col, 0], poly.pairs[q.col, 1]
             xa, xb = a < nx, b < nx
             if (xa & xb).any():
-                raise DflError(f"{what} is quadratic in the decisions; the scenario losses need "
-                               "it linear in them")
+                message = (f"{what} is quadratic in the decisions; the scenario losses need "
+                           "it linear in them")
+                if where is None:
+                    raise DflError(message)
+                # at the square if it is written as one, else at the atom that holds it
+                raise where.error(message, "power", "sum_squares", "quad_form", near)
             mixed = xa ^ xb
             var = np.where(xa, a, b)[mixed]
             par = xi_of[np.where(xa, b, a)[mixed]]
@@ -102,6 +114,7 @@ class _Bilinear:
         self.gx = torch.as_tensor(gx)
         self.gxi = torch.as_tensor(gxi)
         self.h = torch.as_tensor(h)
+        self.touches_x = bool(gx.any() or h.any())
 
     def __call__(self, x: torch.Tensor, xi: torch.Tensor) -> torch.Tensor:
         """x (B, P, nx) — or (P, nx), one pool shared by the batch — and ξ (B, S, K) ->
@@ -147,27 +160,36 @@ class ScenarioObjective:
     """The model's objective as a function of decisions x and a scenario set Ξ, in the
     canonical (minimized) sense: sign × [mean_s f0(x, ξ_s) + Σ_t w_t ρ_t(L_t(x, ξ_s))].
 
-    Read from the compiled objective (the same polynomials the bridge turns into an LP), so the
-    LP's optimal value and `value` agree on every scenario set."""
+    Read from the compiled objective (the same NL tree the bridge turns into an LP), so the
+    LP's optimal value and `value` agree on every scenario set. f0 and the losses L_t are
+    bilinear polynomials in (x, ξ) (`_Bilinear`) combined by the piecewise-linear atoms pos,
+    abs, max, min (pairwise or over an index), norm1 and norm_inf, nested to any depth — the
+    newsvendor's `cvar(0.8, x + b * pos(d - x))`; each is evaluated batched over (B, P, S)."""
 
     def __init__(self, inst) -> None:
         self.unc = uncertain_columns(inst)
         self.nx, self.k = inst.n_vars, len(self.unc)
+        self.where = _Where(inst)
         ex = inst.compile()
         self.sign = 1.0 if ex.sense == "minimize" else -1.0
         objective = ex.objective
+        terms = objective.terms if isinstance(objective, NL) else []
         poly = objective.poly if isinstance(objective, NL) else objective
-        self.base = _Bilinear(poly, self.nx, self.unc, "the objective")
+        # the terms outside a risk aggregator mean their average over the scenarios
+        plain = [(m, node) for m, node in terms if node.name not in RISK]
+        self.base = _evaluator(NL(poly, plain) if plain else poly, self, "the objective")
         self.terms = []
-        for matrix, node in objective.terms if isinstance(objective, NL) else []:
-            if node.name not in RISK or not isinstance(node.args[0], Poly):
-                raise DflError(f"`{node.name}` in the objective: the scenario losses take "
-                               "objectives built from mean/cvar/worst of polynomial losses",
-                               filename=inst.model.filename)
+        for matrix, node in terms:
+            if node.name not in RISK:
+                continue
             weights = np.asarray(matrix.toarray()).ravel()
             alpha = float(node.param) if node.name == "cvar" else None
             self.terms.append((torch.as_tensor(weights), node.name, alpha,
-                               _Bilinear(node.args[0], self.nx, self.unc, f"`{node.name}`")))
+                               _evaluator(node.args[0], self, f"`{node.name}`'s loss",
+                                          node.name)))
+        parts = [self.base] + [t[3] for t in self.terms]
+        # the first atom whose argument holds decisions: the cost is then not linear in x
+        self.nonlinear = next((p.nonlinear for p in parts if p.nonlinear), None)
         cvars = [t[2] for t in self.terms if t[1] == "cvar"]
         self.alpha = cvars[0] if cvars else None
         self.measure = "CVaR" if cvars else ("worst-case" if any(
@@ -194,14 +216,190 @@ class ScenarioObjective:
         out = self.sign * total
         return out[:, 0] if single else out
 
+    def require_linear(self, loss: str) -> None:
+        """Refuse `loss` (SPO+) where the cost is not linear in x: SPO+'s surrogate and
+        `point_cost` take c(ξ) = ∇_x f(x, ξ), which is the cost only for an f linear in x."""
+        if self.nonlinear is not None:
+            raise self.where.error(
+                f"`{loss}` needs an objective linear in the decisions (SPO+ is defined for a "
+                f"cost c(ξ)ᵀx); here `{self.nonlinear}` takes decisions in its argument, so the "
+                "cost is only piecewise linear in them", self.nonlinear,
+                hint="train with --loss mse (a point forecast), nll or gen-dfl")
+
     def point_cost(self, xi: torch.Tensor) -> torch.Tensor:
         """Canonical cost vector over x for one scenario per row, ξ (B, K) -> (B, nx): with a
-        single scenario every aggregator is the loss itself, linear in x."""
+        single scenario every aggregator is the loss itself, linear in x (`require_linear`)."""
+        self.require_linear("spo+")
         x = torch.zeros((len(xi), self.nx), dtype=xi.dtype, device=xi.device,
                         requires_grad=True)
         value = self.value(x, xi[:, None]).sum()
         (grad,) = torch.autograd.grad(value, x, create_graph=True)
         return grad
+
+
+# the atoms `ScenarioObjective` evaluates: those the LP bridge turns into epigraph rows
+PIECEWISE = ("pos", "abs", "max", "min", "norm1", "norm_inf")
+
+
+class _Where:
+    """Locates the scenario losses' errors in the model: at the atom's call in the objective
+    (FILE:LINE:COL), or at the objective where the atom is not written there (an `expr`'s)."""
+
+    def __init__(self, inst) -> None:
+        self.model = inst.model
+
+    def error(self, message: str, *atoms: str | None, hint: str | None = None) -> DflError:
+        """The error at the first of `atoms` written in the objective, else at the objective."""
+        objective = self.model.objective
+        pos = objective.pos if objective is not None else None
+        for atom in atoms if objective is not None else ():
+            found = _find_atom(objective.body, atom) if atom else None
+            if found is not None:
+                pos = found
+                break
+        return DflError(message, pos, hint=hint, filename=self.model.filename,
+                        source=self.model.source)
+
+
+def _find_atom(node, name: str):
+    """The position of the first place `name` is written in an expression tree."""
+    from .. import ast
+
+    if isinstance(node, ast.Call) and node.func == name or (
+            isinstance(node, ast.Reduce) and node.op == name) or (
+            isinstance(node, ast.Power) and name == "power"):
+        return node.pos
+    if not dataclasses.is_dataclass(node):
+        return None
+    for f in dataclasses.fields(node):
+        if f.name == "pos":
+            continue
+        value = getattr(node, f.name)
+        for child in value if isinstance(value, (tuple, list)) else (value,):
+            if isinstance(child, ast.Node):
+                found = _find_atom(child, name)
+                if found is not None:
+                    return found
+    return None
+
+
+def _evaluator(payload, objective: ScenarioObjective, what: str, near: str | None = None):
+    """A torch evaluator of a payload of the compiled objective: x, ξ -> (B, P, S, rows);
+    `near` names the atom it is an argument of (where its errors point)."""
+    if isinstance(payload, Poly):
+        return _Bilinear(payload, objective.nx, objective.unc, what, objective.where, near)
+    if isinstance(payload, NL):
+        base = _Bilinear(payload.poly, objective.nx, objective.unc, what, objective.where,
+                         near)
+        if not payload.terms:
+            return base
+        return _Combination(base, [(_RowMap(matrix), _atom(node, objective, what))
+                                   for matrix, node in payload.terms])
+    return _Constant(payload)
+
+
+def _atom(node, objective: ScenarioObjective, what: str):
+    if node.name in RISK:
+        raise objective.where.error(
+            f"`{node.name}` inside another atom of the objective: the scenario losses take "
+            "mean/cvar/worst as terms of the objective (a weighted sum of them and of "
+            "per-scenario terms), not nested", node.name)
+    if node.name not in PIECEWISE:
+        raise objective.where.error(
+            f"`{node.name}` in the objective: the scenario losses evaluate objectives built "
+            "from mean/cvar/worst of polynomial losses and the piecewise-linear atoms "
+            + ", ".join(PIECEWISE), node.name,
+            hint="`dfl solve` takes this model; `dfl train` needs an LP scenario problem")
+    return _Atom(node, [_evaluator(arg, objective, what, node.name) for arg in node.args])
+
+
+class _RowMap:
+    """A sparse matrix applied over the last axis: (..., R_in) -> (..., R_out)."""
+
+    def __init__(self, matrix) -> None:
+        m = sp.coo_array(matrix)
+        self.out = torch.as_tensor(m.row.astype(np.int64))
+        self.col = torch.as_tensor(m.col.astype(np.int64))
+        self.weight = torch.as_tensor(m.data, dtype=torch.float64)
+        self.rows = m.shape[0]
+
+    def __call__(self, values: torch.Tensor) -> torch.Tensor:
+        terms = values[..., self.col.to(values.device)] * self.weight.to(values)
+        return values.new_zeros((*values.shape[:-1], self.rows)).index_add(
+            -1, self.out.to(values.device), terms)
+
+
+class _Constant:
+    """Data rows (a pairwise `max(x, c)`'s c): the same for every decision and scenario."""
+
+    touches_x, nonlinear = False, None
+
+    def __init__(self, data) -> None:
+        self.c = torch.as_tensor(np.asarray(data, dtype=float).ravel())
+
+    def __call__(self, x: torch.Tensor, xi: torch.Tensor) -> torch.Tensor:
+        return self.c.to(xi).expand(len(xi), x.shape[-2], xi.shape[1], len(self.c))
+
+
+class _Combination:
+    """An NL payload: its polynomial rows plus sparse combinations of atom rows."""
+
+    def __init__(self, base: _Bilinear, parts: list) -> None:
+        self.base, self.parts = base, parts
+        self.touches_x = base.touches_x or any(p.touches_x for _, p in parts)
+        self.nonlinear = next((p.nonlinear for _, p in parts if p.nonlinear), None)
+
+    def __call__(self, x: torch.Tensor, xi: torch.Tensor) -> torch.Tensor:
+        out = self.base(x, xi)
+        for rowmap, part in self.parts:
+            out = out + rowmap(part(x, xi))
+        return out
+
+
+class _Atom:
+    """A piecewise-linear atom over its arguments' rows: elementwise (pos, abs, pairwise
+    max/min), or reducing row groups starts[g]:starts[g+1] (max/min over an index, norm1,
+    norm_inf) through one padded gather, so no loop runs over the rows."""
+
+    def __init__(self, node, args: list) -> None:
+        self.name, self.args = node.name, args
+        self.touches_x = any(a.touches_x for a in args)
+        inner = next((a.nonlinear for a in args if a.nonlinear), None)
+        self.nonlinear = inner or (self.name if self.touches_x else None)
+        self.starts = None
+        if node.starts is not None:
+            starts = np.asarray(node.starts, dtype=np.int64)
+            lengths = np.diff(starts)
+            self.groups = len(lengths)
+            self.owner = torch.as_tensor(np.repeat(np.arange(self.groups), lengths))
+            self.width = int(lengths.max()) if self.groups else 0
+            offset = np.arange(self.width)[None, :]
+            # entries past a group's end point at a filler column appended after the rows
+            index = np.where(offset < lengths[:, None], starts[:-1, None] + offset, starts[-1])
+            self.starts, self.gather = starts, torch.as_tensor(index.ravel())
+
+    def __call__(self, x: torch.Tensor, xi: torch.Tensor) -> torch.Tensor:
+        values = [arg(x, xi) for arg in self.args]
+        name = self.name
+        if self.starts is None:
+            if name == "pos":
+                return values[0].clamp_min(0.0)
+            if name == "abs":
+                return values[0].abs()
+            pick = torch.maximum if name == "max" else torch.minimum
+            out = values[0]
+            for v in values[1:]:
+                out = pick(out, v)
+            return out
+        v = values[0].abs() if name in ("norm1", "norm_inf") else values[0]
+        lead = v.shape[:-1]
+        if name == "norm1":
+            return v.new_zeros((*lead, self.groups)).index_add(-1, self.owner.to(v.device), v)
+        upper = name in ("max", "norm_inf")
+        filler = v.new_full((*lead, 1), -math.inf if upper else math.inf)
+        blocks = torch.cat([v, filler], -1)[..., self.gather.to(v.device)]
+        blocks = blocks.reshape(*lead, self.groups, self.width)
+        return blocks.amax(-1) if upper else blocks.amin(-1)
 
 
 # ---------------------------------------------------------------------- oracle
@@ -425,6 +623,7 @@ class PointSPOPlus(nn.Module):
         super().__init__()
         if oracle.s != 1:
             raise ValueError("SPO+ decides with one (point) scenario")
+        objective.require_linear("spo+")
         self.objective, self.oracle = objective, oracle
 
     def forward(self, xi_hat: torch.Tensor, xi: torch.Tensor, w_true: torch.Tensor

@@ -345,6 +345,8 @@ class ScenarioTrainer:
             )
         self.inst, self.loss_name = inst, loss
         self.objective = ScenarioObjective(inst)
+        if loss == "spo+":  # before any training: SPO+ needs a cost linear in the decisions
+            self.objective.require_linear(loss)
         self.scenarios = 1 if self.point else scenarios
         self.kind = "point" if self.point else generative
         self.epochs, self.batch_size, self.lr, self.seed = epochs, batch_size, lr, seed
@@ -444,7 +446,10 @@ class ScenarioTrainer:
                                     data.draws)
 
     # ------------------------------------------------------------------ training
-    def fit(self, train, monitor=None, monitor_label: str = "val") -> History:
+    def init_model(self, train) -> tuple[torch.Tensor, torch.Tensor]:
+        """The untrained model `fit` starts from (seeded, its scaler fitted to the observed
+        ξ), ready to decide: the baseline a training run's regret is measured against.
+        Returns the features and observed draws as tensors."""
         from .generative import make_generative
 
         torch.manual_seed(self.seed)
@@ -453,6 +458,10 @@ class ScenarioTrainer:
         self.model = make_generative(self.kind, y_all.shape[1], x_all.shape[1], self.hidden)
         self.model.fit_scaling(y_all)
         self.model.to(self.device)
+        return x_all, y_all
+
+    def fit(self, train, monitor=None, monitor_label: str = "val") -> History:
+        x_all, y_all = self.init_model(train)
         step = self._nll_step
         if self.loss_name == "gen-dfl":
             self._run(self.pretrain_epochs, x_all, y_all, self._nll_step, None, "nll", False)
