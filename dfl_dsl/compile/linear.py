@@ -112,6 +112,21 @@ class _Columns:
         self.theta_cols = np.arange(self.nx, inst.width)
 
 
+def _relabel_columns(m: sp.csr_array, new_of: np.ndarray, width: int) -> sp.csr_array:
+    """The columns j of `m` with new_of[j] >= 0, renumbered new_of[j] (increasing along
+    them, so sorted rows stay sorted): one pass over the entries, where scipy's fancy column
+    index sorts each block's entries."""
+    m = m.tocsr()
+    index = np.int32 if max(m.nnz, len(new_of)) < 2**31 else np.int64
+    new = new_of[m.indices].astype(index, copy=False)
+    keep = new >= 0
+    if keep.all():
+        return sp.csr_array((m.data, new, m.indptr), shape=(m.shape[0], width))
+    before = np.zeros(len(keep) + 1, dtype=index)
+    np.cumsum(keep, out=before[1:])
+    return sp.csr_array((m.data[keep], new[keep], before[m.indptr]), shape=(m.shape[0], width))
+
+
 def _split(poly: Poly, cols: _Columns, what: str):
     """Blocks of a Poly: constant, x-linear (rows × n CSR), θ-linear (rows × nθ CSR; None
     when the model has no θ), θ·x bilinear and x·x quadratic (COO tuples)."""
@@ -119,7 +134,13 @@ def _split(poly: Poly, cols: _Columns, what: str):
     if cols.identity:
         ax, bt = lin, None
     else:
-        ax, bt = lin[:, cols.x_cols], lin[:, cols.theta_cols]
+        if lin.nnz < 2 * lin.shape[1]:
+            # a block with few entries for its width (one scenario's rows, an epigraph's):
+            # scipy's fancy column index costs O(width log width) per block whatever its size
+            ax = _relabel_columns(lin, cols.var_of, cols.n)
+            bt = _relabel_columns(lin, cols.theta_of, cols.n_theta)
+        else:
+            ax, bt = lin[:, cols.x_cols], lin[:, cols.theta_cols]
     empty = np.zeros(0, dtype=np.int64)
     bilinear = (empty, empty, empty, np.zeros(0))
     quad = (empty, empty, empty, np.zeros(0))

@@ -112,3 +112,24 @@ def test_row_names_cover_every_row():
     form = build_linear(inst, reduce=False)
     assert form.row_names == [("a", 0, 3), ("b", 3, 1)]
     assert form.rl[:3].tolist() == [-1, -1, -1] and form.ru[3] == 4
+
+
+def test_relabel_columns_is_the_fancy_column_index():
+    """The per-block split of [x; θ; aux] columns by one pass over the entries (used for
+    blocks with few entries for their width) gives scipy's fancy index."""
+    import scipy.sparse as sp
+
+    from dfl_dsl.compile.linear import _relabel_columns
+
+    rng = np.random.default_rng(1)
+    width, nx = 60, 25
+    m = sp.random_array((40, width), density=0.1, format="csr", rng=rng)
+    var_of = np.full(width, -1)
+    x_cols = np.concatenate([np.arange(nx), np.arange(40, width)])
+    var_of[x_cols] = np.arange(len(x_cols))
+    theta_of = np.full(width, -1)
+    theta_of[nx:40] = np.arange(40 - nx)
+    for new_of, picked in ((var_of, x_cols), (theta_of, np.arange(nx, 40))):
+        ours = _relabel_columns(m, new_of, len(picked))
+        np.testing.assert_array_equal(ours.toarray(), m[:, picked].toarray())
+        assert ours.has_sorted_indices
