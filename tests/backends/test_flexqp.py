@@ -142,3 +142,17 @@ def test_the_spec_qp_on_cuda():
     sol = dfl.load(spec / "qp.opt").bind(spec / "qp.json").solve("flexqp", device="cuda")
     assert sol.status == "optimal"
     assert sol.objective == pytest.approx(expected()["qp"]["objective"], rel=1e-5)
+
+
+@pytest.mark.parametrize("sense", ["minimize", "maximize"])
+def test_duals_follow_highs_convention(sense):
+    """A dual is the objective's rate of change in the row's bound, as HiGHS reports it (OSQP's
+    own multiplier has the other sign): an active `<=` row of a minimization has a dual <= 0."""
+    sign = 1 if sense == "minimize" else -1
+    text = (f"var x >= 0; var y >= 0;\n{sense} f: {sign} * ((x - 3)^2 + (y - 2)^2);\n"
+            "subject to cap: 2*x + 2*y <= 6;\nsubject to eq: x - y == 0.2;\n")
+    inst = dfl.parse(text, "m.opt").bind(None)
+    ours, reference = inst.solve("flexqp").duals, inst.solve("highs").duals
+    for row in ("cap", "eq"):
+        assert ours[row][0] == pytest.approx(reference[row][0], abs=1e-5)
+    assert ours["cap"][0] == pytest.approx(-sign * 1.0, abs=1e-5)  # d(obj)/d(6)

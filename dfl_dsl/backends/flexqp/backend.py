@@ -64,7 +64,9 @@ def solve_instance(inst, *, time_limit=None, seed=None, device: str = "cpu",
     if status == "unbounded":  # the last iterate is only a point along the ray: no solution
         x = None
     raw = RawResult(status, x, dense.objective(x, theta) if x is not None else None,
-                    row_duals=y[: form.m] if status == "optimal" else None,
+                    # OSQP's y enters as +yᵀAx (y > 0 on an active upper bound); the
+                    # contract's duals are HiGHS's, the objective's rate in the bound: −y
+                    row_duals=-y[: form.m] if status == "optimal" else None,
                     message=f"FlexQP ADMM, {int(result.iterations[0])} iterations")
     solution = to_solution(inst, form, raw, "flexqp", time.perf_counter() - start)
     solution.extra["iterations"] = int(result.iterations[0])
