@@ -8,7 +8,7 @@ package default with restarts, as in the table) and ManPG (the table's baseline)
 wall-clock budget T, one after the other. It prints F = f + h per start, how many starts
 each method wins, and the mean and median of F_OBCD − F_ManPG (negative: OBCD lower).
 
-    python benchmarks/obcd_seeds.py [--starts N] [--budget T] [--seed S]
+    python benchmarks/obcd_seeds.py [--starts N] [--budget T] [--seed S] [--only randn:10]
 """
 
 from __future__ import annotations
@@ -43,13 +43,19 @@ def main() -> None:
     parser.add_argument("--starts", type=int, default=8, help="X0 seeds 0..N−1")
     parser.add_argument("--budget", type=float, default=20.0, help="T: seconds per method")
     parser.add_argument("--seed", type=int, default=0, help="the data's seed (randn)")
+    parser.add_argument("--only", default=None,
+                        help="one problem, DATA:λ (e.g. randn:10): the data's name starts with "
+                             "DATA")
     args = parser.parse_args()
+    only = None if args.only is None else (args.only.split(":")[0], float(args.only.split(":")[1]))
     print(f"L1 sparse PCA, r = {R}, T = {args.budget:g} s per method and start, X0 seeds "
           f"0..{args.starts - 1}; load average {os.getloadavg()[0]:.2f} at the start")
     print("| data | λ | F_OBCD − F_ManPG per start | OBCD lower | mean | median |")
     print("|---|---|---|---|---|---|")
     for name, A in datasets(args.seed).items():
         for lam in (1.0, 10.0):
+            if only is not None and not (name.startswith(only[0]) and lam == only[1]):
+                continue
             pairs = compare(A, lam, args.starts, args.budget)
             diffs = np.array([o - m for o, m in pairs])
             cells = " ".join(f"{d:+.2f}" for d in diffs)
