@@ -272,16 +272,22 @@ def read_checkpoint(path: str | Path, inst, expected: str) -> dict:
     return state
 
 
+def _check_checkpoint_size(path, inst, does: str, saved: int, unit: str, size: int) -> None:
+    """Same model text, other instance data (more items, fewer assets): the checkpoint's
+    network has another width, and torch would fail inside a matrix product."""
+    if saved != size:
+        raise DflError(f"this checkpoint's {does} {saved} {unit}; with this "
+                       f"instance data `{inst.model.name}` has {size}",
+                       hint="give the instance data it was trained with (--data)",
+                       filename=str(path))
+
+
 def load_checkpoint(path: str | Path, inst, predictor: nn.Module | None = None) -> nn.Module:
     """A predictor from a checkpoint; refuses one trained on another model."""
     state = read_checkpoint(path, inst, CHECKPOINT_FORMAT)
     spec = state["predictor"]
-    size = sum(entity.size for entity in inst.predicted)
-    if spec["n_outputs"] != size:  # same model text, other instance data (e.g. more items)
-        raise DflError(f"this checkpoint's predictor predicts {spec['n_outputs']} values per "
-                       f"sample; with this instance data `{inst.model.name}` has {size}",
-                       hint="give the instance data it was trained with (--data)",
-                       filename=str(path))
+    _check_checkpoint_size(path, inst, "predictor predicts", spec["n_outputs"], "values per sample",
+                           sum(entity.size for entity in inst.predicted))
     if predictor is None:
         if spec["kind"] == "custom":
             raise DflError("the checkpoint holds a custom predictor: pass the module to load it")
@@ -391,12 +397,9 @@ class ScenarioTrainer:
 
         state = read_checkpoint(path, inst, SCENARIO_CHECKPOINT_FORMAT)
         spec = state["generative"]
-        size = sum(entity.size for entity in inst.uncertain)
-        if spec["dim"] != size:  # same model text, other instance data (e.g. fewer assets)
-            raise DflError(f"this checkpoint's model draws {spec['dim']} uncertain values per "
-                           f"scenario; with this instance data `{inst.model.name}` has {size}",
-                           hint="give the instance data it was trained with (--data)",
-                           filename=str(path))
+        _check_checkpoint_size(path, inst, "model draws", spec["dim"],
+                               "uncertain values per scenario",
+                               sum(entity.size for entity in inst.uncertain))
         trainer = cls(inst, state["loss"], seed=state["seed"], scenarios=state["scenarios"],
                       generative=spec["kind"], hidden=spec["hidden"], device=device,
                       console=console, progress=False)

@@ -22,13 +22,6 @@ from dfl_dsl.compile.stiefel import KronQuadratic, build_stiefel
 T = torch.float64
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
 
 @pytest.mark.parametrize("weighted", [False, True])
 def test_closed_form_exact_coefficients_match_the_general_ones(weighted):

@@ -23,14 +23,6 @@ from dfl_dsl.errors import DflError
 T = torch.float64
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    """Small batched kernels: threads only contend (the solver does the same)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
 
 def _random_pairs(P: int, r: int, nonneg: bool, seed: int):
     g = torch.Generator().manual_seed(seed)
