@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import cvxpy as cp
 import numpy as np
@@ -49,6 +49,9 @@ class CvxpyProblem:
     x: cp.Variable  # the model's variables, then auxiliaries
     theta: cp.Parameter | None
     n_model: int
+    # per named constraint: its row count and (rows, CVXPY constraint, sign) per side, the sign
+    # turning CVXPY's multiplier (>= 0 on an inequality) into the objective's rate in the bound
+    dual_parts: dict[str, tuple[int, list]] = field(default_factory=dict)
 
 
 class _Lowering:
@@ -161,17 +164,25 @@ def _build(inst) -> CvxpyProblem:
         constraints.append(x[np.nonzero(finite_lb)[0]] >= lb[finite_lb])
     if finite_ub.any():
         constraints.append(x[np.nonzero(finite_ub)[0]] <= ub[finite_ub])
+    rate = 1.0 if bridged.sense == "minimize" else -1.0  # d(objective)/d(bound) per multiplier
+    dual_parts: dict[str, tuple[int, list]] = {}
     for block in bridged.rows:
         what = f"constraint `{block.name.lstrip('#')}`"
         expr = low.payload(block.body, what)
         lo, hi = np.asarray(block.lo, float), np.asarray(block.hi, float)
         eq = lo == hi
+        sides = []
         if eq.any():
             constraints.append(_pick(expr, eq) == lo[eq])
+            sides.append((np.nonzero(eq)[0], constraints[-1], -rate))  # CVXPY: +ν(e − b)
         for mask, side in ((np.isfinite(lo) & ~eq, "lo"), (np.isfinite(hi) & ~eq, "hi")):
             if mask.any():
                 part = _pick(expr, mask)
                 constraints.append(part >= lo[mask] if side == "lo" else part <= hi[mask])
+                sides.append((np.nonzero(mask)[0], constraints[-1],
+                              rate if side == "lo" else -rate))
+        if not block.name.startswith("#") and "@" not in block.name:  # bridge rows: none
+            dual_parts[block.name] = (len(lo), sides)
     objective = low.payload(bridged.objective, "the objective")
     if getattr(objective, "shape", ()) not in ((), (1,)):
         raise DflError("the objective must be a scalar")
@@ -183,7 +194,23 @@ def _build(inst) -> CvxpyProblem:
             "CVXPY can't verify this model is convex (DCP)",
             hint="see `dfl check` for the model's class",
         )
-    return CvxpyProblem(problem, x, theta, cols.nx)
+    return CvxpyProblem(problem, x, theta, cols.nx, dual_parts)
+
+
+def _duals(built: CvxpyProblem) -> dict[str, np.ndarray] | None:
+    """Row duals in the contract's convention (HiGHS's: the objective's rate of change in the
+    row's bound), from CVXPY's multipliers; none for a mixed-integer problem."""
+    if built.problem.is_mixed_integer():
+        return None
+    duals = {}
+    for name, (rows, sides) in built.dual_parts.items():
+        values = np.zeros(rows)
+        for at, constraint, sign in sides:
+            if constraint.dual_value is None:
+                return None
+            values[at] += sign * np.asarray(constraint.dual_value, dtype=float).reshape(-1)
+        duals[name] = values + 0.0  # no -0.0
+    return duals
 
 
 def _pick(expr, mask: np.ndarray):
@@ -240,8 +267,9 @@ def solve_instance(inst, *, time_limit=None, seed=None):
     if status in ("optimal", "feasible") and built.x.value is not None:
         x = np.asarray(built.x.value, dtype=float)[: built.n_model]
         objective = float(built.problem.value)
+    duals = _duals(built) if status == "optimal" else None
     return Solution(status, objective, x, "cvxpy", time.perf_counter() - start, inst,
-                    message=f"{solver}: {built.problem.status}")
+                    duals=duals, message=f"{solver}: {built.problem.status}")
 
 
 def _settle_infeasible_or_unbounded(built: CvxpyProblem, solver: str, options: dict,

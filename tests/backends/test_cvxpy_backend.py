@@ -100,3 +100,34 @@ def test_nonlinear_constraints_hold_for_every_scenario(constraint, sense, want):
                 {"a": [[1.0, 0.5], [2.0, 1.0]]})
     sol = inst.solve("cvxpy")
     assert sol.status == "optimal" and sol.objective == pytest.approx(want, abs=1e-6)
+
+
+DUALS_QP = """var x >= 0; var y >= 0;
+maximize f: 2*x + y - 0.1*x^2 - 0.1*y^2;
+subject to cap: x + y <= 3;
+subject to lo: x - y >= 0.5;
+subject to eq: x + 2*y == 2.5;
+subject to rng: -1 <= x - 2*y <= 0.8;
+"""
+
+
+@pytest.mark.parametrize("sense", ["maximize", "minimize"])
+def test_duals_follow_highs_convention(sense):
+    """Each row's dual is the objective's rate in its bound, as HiGHS reports it, for <=, >=,
+    == and ranged rows, in both senses (CVXPY's own multipliers are >= 0 on inequalities and
+    enter equalities with the other sign)."""
+    text = DUALS_QP if sense == "maximize" else DUALS_QP.replace(
+        "maximize f: 2*x + y - 0.1*x^2 - 0.1*y^2", "minimize f: (x - 3)^2 + (y - 2)^2")
+    inst = dfl.parse(text, "m.opt").bind(None)
+    ours, reference = inst.solve("cvxpy").duals, inst.solve("highs").duals
+    assert set(ours) == {"cap", "lo", "eq", "rng"}
+    for row, values in reference.items():
+        assert ours[row][0] == pytest.approx(values[0], abs=1e-4), row
+    assert any(abs(v[0]) > 0.1 for v in reference.values())  # some row binds
+
+
+def test_mixed_integer_solutions_have_no_duals():
+    inst = dfl.parse("var x integer >= 0; minimize f: x; subject to c: x >= 1.5;",
+                     "m.opt").bind(None)
+    sol = inst.solve("cvxpy")
+    assert sol.objective == pytest.approx(2) and sol.duals is None
