@@ -23,6 +23,12 @@ class RawResult:
     iis_rows: list[int] | None = None
 
 
+def is_model_row(name: str) -> bool:
+    """A row block as the model wrote it — not a bridge's (`#abs of c`, an epigraph) nor a
+    scenario's copy (`c@3`): the blocks whose rows report duals."""
+    return not name.startswith("#") and "@" not in name
+
+
 def optimal_without_columns(form: LinearForm, x: np.ndarray, objective: float,
                             message: str) -> RawResult:
     """The optimum of a model whose rows are all constants (its sets left it no columns in
@@ -45,7 +51,7 @@ def to_solution(inst, form: LinearForm, raw: RawResult, backend: str, elapsed: f
             row_duals = full
         duals = {}
         for name, start, count in form.row_names:
-            if not name.startswith("#") and "@" not in name:
+            if is_model_row(name):
                 duals[name] = form.sign * row_duals[start : start + count] + 0.0  # no -0.0
     solution = Solution(raw.status, objective, x, backend, elapsed, inst, raw.gap, duals,
                         raw.message)

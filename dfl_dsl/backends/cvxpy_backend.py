@@ -21,6 +21,7 @@ from ..errors import DflError
 from ..evaluate.nonlinear import NL, AtomNode
 from ..evaluate.poly import Poly
 from ..solution import Solution
+from .common import is_model_row
 from .highs import silence_banner
 
 CLASSES = frozenset({"LP", "MILP", "QP", "SOCP"})
@@ -181,7 +182,7 @@ def _build(inst) -> CvxpyProblem:
                 constraints.append(part >= lo[mask] if side == "lo" else part <= hi[mask])
                 sides.append((np.nonzero(mask)[0], constraints[-1],
                               rate if side == "lo" else -rate))
-        if not block.name.startswith("#") and "@" not in block.name:  # bridge rows: none
+        if is_model_row(block.name):
             dual_parts[block.name] = (len(lo), sides)
     objective = low.payload(bridged.objective, "the objective")
     if getattr(objective, "shape", ()) not in ((), (1,)):
