@@ -48,9 +48,14 @@ class DataSource:
         if match is None:
             return None
         start = match.start() + (len(match.group(0)) - len(match.group(0).lstrip()))
-        line = self.text.count("\n", 0, start) + 1
-        column = start - (self.text.rfind("\n", 0, start) + 1) + 1
-        return Pos(line, column, line, column + len(key) + 2)
+        return _key_pos(self.text, start, key)
+
+
+def _key_pos(text: str, start: int, key: str) -> Pos:
+    """The span of a key written at offset `start` of `text` (quoted: key plus two)."""
+    line = text.count("\n", 0, start) + 1
+    column = start - (text.rfind("\n", 0, start) + 1) + 1
+    return Pos(line, column, line, column + len(key) + 2)
 
 
 def load_data(source: str | Path | Mapping[str, Any] | None, name: str | None = None) -> DataSource:
@@ -114,10 +119,7 @@ def _parse_json(text: str, filename: str):
         hits = list(re.finditer(rf'"{re.escape(key)}"\s*:', text))
         pos = None
         if len(hits) >= 2:  # (the second one written is the likely repeat)
-            start = hits[1].start()
-            line = text.count("\n", 0, start) + 1
-            column = start - (text.rfind("\n", 0, start) + 1) + 1
-            pos = Pos(line, column, line, column + len(key) + 2)
+            pos = _key_pos(text, hits[1].start(), key)
         raise DataError(f"key {json.dumps(key)} appears twice in one object", pos,
                         filename=filename, source=text,
                         hint="JSON would silently keep only the last value") from None
