@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from . import ast
-from .data import DataSource, load_data, to_entries, to_set
+from .data import NO_DATA, DataSource, load_data, to_entries, to_set
 from .errors import DataError, DataWarning, DflError, did_you_mean
 from .evaluate.elements import SetValue, element_of, key_of
 from .evaluate.entities import Domain, Entity
@@ -305,12 +305,13 @@ class _Binder:
         """A data mistake reported at the declaration in the model (the data has no place to
         point at); the message names the data file where the value was looked for."""
         name = stmt.name
-        where = ("no data file was given" if self.source.filename == "<no data>"
+        no_file = self.source.filename == NO_DATA
+        where = ("no data file was given" if no_file
                  else f"{self.source.filename} has no \"{name}\"")
         hint = did_you_mean(name, [k for k in self.source.values])
         if hint is None and self.source.values:
             hint = f"declare a `default`, or add \"{name}\" to the data"
-        elif hint is None and self.source.filename == "<no data>":
+        elif hint is None and no_file:
             hint = "the model reads data: give a data file (`--data FILE`)"
         return DataError(f"{kind} `{name}` has no value: {where}", stmt.pos, hint=hint,
                          filename=self.model.filename, source=self.model.source)

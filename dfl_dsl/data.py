@@ -58,9 +58,12 @@ def _key_pos(text: str, start: int, key: str) -> Pos:
     return Pos(line, column, line, column + len(key) + 2)
 
 
+NO_DATA = "<no data>"  # the name of the empty source a model is bound to without data
+
+
 def load_data(source: str | Path | Mapping[str, Any] | None, name: str | None = None) -> DataSource:
     if source is None:
-        return DataSource({}, name or "<no data>")
+        return DataSource({}, name or NO_DATA)
     if isinstance(source, Mapping):
         return DataSource(source, name or "<data>")
     path = Path(source)
