@@ -31,6 +31,7 @@ import scipy.sparse as sp
 import torch
 from torch import nn
 
+from .. import ast
 from ..backends.highs import HighsModel
 from ..compile.bridges import bridge
 from ..compile.linear import LinearForm, assemble
@@ -263,23 +264,11 @@ class _Where:
 
 def _find_atom(node, name: str):
     """The position of the first place `name` is written in an expression tree."""
-    from .. import ast
-
-    if isinstance(node, ast.Call) and node.func == name or (
-            isinstance(node, ast.Reduce) and node.op == name) or (
-            isinstance(node, ast.Power) and name == "power"):
-        return node.pos
-    if not dataclasses.is_dataclass(node):
-        return None
-    for f in dataclasses.fields(node):
-        if f.name == "pos":
-            continue
-        value = getattr(node, f.name)
-        for child in value if isinstance(value, (tuple, list)) else (value,):
-            if isinstance(child, ast.Node):
-                found = _find_atom(child, name)
-                if found is not None:
-                    return found
+    for n in ast.walk(node):
+        if (isinstance(n, ast.Call) and n.func == name) or (
+                isinstance(n, ast.Reduce) and n.op == name) or (
+                isinstance(n, ast.Power) and name == "power"):
+            return n.pos
     return None
 
 
