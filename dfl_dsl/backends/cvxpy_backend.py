@@ -15,6 +15,7 @@ import cvxpy as cp
 import numpy as np
 import scipy.sparse as sp
 
+from ..atoms.registry import ATOMS
 from ..compile.bridges import Bridged, bridge
 from ..compile.linear import _Columns, _split, column_bounds
 from ..errors import DflError
@@ -25,24 +26,6 @@ from .common import is_model_row
 from .highs import silence_banner
 
 CLASSES = frozenset({"LP", "MILP", "QP", "SOCP"})
-
-_ELEMENTWISE = {
-    "abs": cp.abs,
-    "pos": cp.pos,
-    "sqrt": cp.sqrt,
-    "log": cp.log,
-    "exp": cp.exp,
-    "log1p": lambda e: cp.log1p(e),
-}
-_GROUP = {
-    "norm1": lambda e: cp.norm1(e),
-    "norm2": lambda e: cp.norm2(e),
-    "norm_inf": lambda e: cp.norm_inf(e),
-    "sum_squares": lambda e: cp.sum_squares(e),
-    "max": lambda e: cp.max(e),
-    "min": lambda e: cp.min(e),
-}
-
 
 @dataclass
 class CvxpyProblem:
@@ -118,23 +101,17 @@ class _Lowering:
 
     def atom(self, node: AtomNode, what: str):
         args = [self.payload(a, what) for a in node.args]
-        name = node.name
+        atom = ATOMS[node.name]
         if node.starts is None:
-            if name in _ELEMENTWISE:
-                return _ELEMENTWISE[name](args[0])
-            if name == "power":
-                return cp.power(args[0], node.param)
-            if name == "max":
-                return cp.maximum(*args)
-            if name == "min":
-                return cp.minimum(*args)
-            raise DflError(f"{what}: `{name}` has no CVXPY form")
-        fn = _GROUP.get(name)
-        if fn is None:
-            raise DflError(f"{what}: `{name}` is not convex; CVXPY can't take it")
+            expr = atom.cvxpy(args, node.param)
+            if expr is None:
+                raise DflError(f"{what}: `{node.name}` has no CVXPY form")
+            return expr
         starts = node.starts
-        groups = [fn(args[0][int(a) : int(b)])
+        groups = [atom.cvxpy_group(args[0][int(a) : int(b)], node.param)
                   for a, b in zip(starts[:-1], starts[1:], strict=True)]
+        if any(g is None for g in groups):
+            raise DflError(f"{what}: `{node.name}` is not convex; CVXPY can't take it")
         return cp.hstack(groups)  # a vector even for one group: a sparse matrix combines them
 
 

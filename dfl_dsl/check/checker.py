@@ -9,9 +9,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from .. import ast
+from ..atoms.base import AtomError
+from ..atoms.registry import FUNCTIONS
+from ..atoms.shapes import broadcast, definitely_different, fmt, same_dim
 from ..errors import DflError, did_you_mean
 from ..words import article
-from .atoms import ATOMS, AtomError, broadcast, definitely_different, fmt, same_dim
 from .dcp import culprit, fits, flip, snippet
 from .info import BOOL, Curv, Dim, Info, Sign
 from .symbols import Dummy, Indexed, SetSymbol, Symbol
@@ -533,10 +535,10 @@ class Checker:
         return info.but(shape=tuple(reversed(info.shape)))
 
     def _e_Call(self, node: ast.Call, scope: Scope) -> Info:
-        atom = ATOMS.get(node.func)
+        atom = FUNCTIONS.get(node.func)
         if atom is None:
             declared = self.symbols.get(node.func)
-            hint = did_you_mean(node.func, ATOMS)
+            hint = did_you_mean(node.func, FUNCTIONS)
             if declared is not None and declared.kind in ("param", "var", "expr"):
                 hint = f"`{node.func}` is a {declared.kind}: index it with brackets, " \
                        f"`{node.func}[...]`"
@@ -626,7 +628,9 @@ class Checker:
             pdeg=pdeg,
             udeg=udeg,
             nonsmooth=left.nonsmooth or right.nonsmooth,
-            pwl=(left.pwl and right.pwl) and not (left.has_vars and right.has_vars),
+            # a product of two variable expressions: quadratic if both are affine
+            ldeg=(2 if left.vdeg == right.vdeg == 1 else None)
+            if left.has_vars and right.has_vars else _higher(left.ldeg, right.ldeg),
         )
 
     def _matmul(self, node: ast.BinOp, left: Info, right: Info) -> Info:
@@ -695,7 +699,7 @@ class Checker:
         return base.but(
             curv=curv,
             vdeg=vdeg,
-            pwl=False,
+            ldeg=2 if vdeg == 2 else None,
             sign=Sign.NONNEG if even or base.sign.nonneg else Sign.UNKNOWN,
             nonsmooth=base.nonsmooth,
             value=None,
@@ -768,7 +772,8 @@ class Checker:
             raise DflError(f"a predicted param enters `{node.op}{{...}}` nonlinearly", node.pos)
         f = Curv.CONVEX if node.op == "max" else Curv.CONCAVE
         curv = _compose(f, body, incr=True, decr=False)
-        return body.but(curv=curv, vdeg=None, nonsmooth=True, value=None, dim=None, pwl=body.pwl)
+        return body.but(curv=curv, vdeg=None, nonsmooth=True, value=None, dim=None,
+                        ldeg=1 if body.pwl else None)
 
     def _e_Range(self, node: ast.Range, scope: Scope) -> Info:
         lo = self.expr(node.lo, scope)
@@ -810,6 +815,11 @@ class Checker:
 
 
 # ---------------------------------------------------------------------- helpers
+def _higher(a: int | None, b: int | None) -> int | None:
+    """The degree of a sum (None, no degree, wins)."""
+    return None if a is None or b is None else max(a, b)
+
+
 def _which_param(info: Info) -> str:
     return "a predicted param" if info.pdeg else "an uncertain param"
 
@@ -833,7 +843,7 @@ def _combine(left: Info, right: Info, op: str) -> Info:
         pdeg=max(left.pdeg, right.pdeg),
         udeg=max(left.udeg, right.udeg),
         nonsmooth=left.nonsmooth or right.nonsmooth,
-        pwl=left.pwl and right.pwl,
+        ldeg=_higher(left.ldeg, right.ldeg),
         value=value,
         dim=int(value) if value is not None and float(value).is_integer() else None,
     )

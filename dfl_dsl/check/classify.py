@@ -9,8 +9,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from .. import ast
+from ..atoms.registry import FUNCTIONS
 from ..errors import DflError
-from .atoms import SCM_CONCAVE
 from .checker import Checker
 from .dcp import culprit, fits
 from .info import Info, Sign
@@ -110,6 +110,8 @@ def _classify(checker: Checker) -> ModelClass:
     # the objective holds a nonlinear atom applied to variables
     if want_ok and obj.pwl and affine_cons:  # an epigraph bridge makes it linear
         return make("MILP" if has_int else "LP")
+    if want_ok and obj.ldeg == 2 and affine_cons and not has_int:  # ... or quadratic
+        return make("QP")
     binary_only = domains == {"binary"}
     # (SCM's methods take linear rows over x alone: no epigraph variables)
     if sense == "maximize" and binary_only and affine_cons and _is_scm(checker, objective.body):
@@ -194,9 +196,10 @@ def _is_scm(checker: Checker, node: ast.Expr) -> bool:
         if right.is_data and right.sign.nonneg:
             return _is_scm(checker, node.left)
         return False
-    if isinstance(node, ast.Call) and node.func in SCM_CONCAVE:
+    if isinstance(node, ast.Call) and FUNCTIONS[node.func].scm:
+        # φ(aᵀx) or φ(aᵀx, c) with data c (`min`'s cap)
         inner = [checker.info(a) for a in node.args]
-        if node.func == "min" and not (len(inner) == 2 and inner[1].is_data):
+        if len(inner) > 2 or not all(i.is_data for i in inner[1:]):
             return False
         a = inner[0]
         return a.vdeg == 1 and a.sign.nonneg
@@ -249,7 +252,7 @@ def _is_separable_penalty(checker: Checker, node: ast.Expr, names: set[str]) -> 
         return False
     return (
         isinstance(node, ast.Call)
-        and node.func in ("norm1", "nnz")
+        and FUNCTIONS[node.func].stiefel_penalty is not None
         and len(node.args) == 1
         and isinstance(node.args[0], ast.Name)
         and node.args[0].id in names

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from .. import ast
+from ..atoms.registry import FUNCTIONS
 from ..words import article
 from .info import Curv, Info
 
@@ -135,16 +136,10 @@ def _product(checker: _HasInfos, node: ast.BinOp, want: str) -> tuple[ast.Expr, 
 
 
 def _call(checker: _HasInfos, node: ast.Call, info: Info) -> tuple[ast.Expr, str, str | None]:
-    if node.func == "quad_form" and len(node.args) == 2:
-        matrix = node.args[1]
-        if not checker.info(matrix).sign.nonneg:
-            name = matrix.id if isinstance(matrix, ast.Name) else "P"
-            return (
-                node,
-                f"{quoted(checker, node)} is convex only when its matrix is declared `psd`",
-                f"declare it `param {name}[n, n] psd;`",
-            )
     args = [checker.info(a) for a in node.args]
+    reason = FUNCTIONS[node.func].why_not_dcp(node.args, args)
+    if reason is not None:
+        return node, f"{quoted(checker, node)} {reason[0]}", reason[1]
     bad = [a for a in args if a.curv not in (Curv.CONST, Curv.AFFINE)]
     arg = (bad or args[-1:] or [Info()])[0]
     described = f"{article(arg.curv.value)} {arg.curv.value}"

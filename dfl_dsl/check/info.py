@@ -97,7 +97,10 @@ class Info:
     pdeg: int = 0  # degree in predicted params
     udeg: int = 0  # degree in uncertain params
     nonsmooth: bool = False  # a nonsmooth atom touches a variable
-    pwl: bool = True  # piecewise linear in the variables: LP-representable when DCP-valid
+    # the degree in the variables once the reductions have replaced its atoms by epigraph
+    # variables (when the DCP rules hold): 1 linear rows, 2 a QP objective term, None only a
+    # conic backend takes it
+    ldeg: int | None = 1
     set_dim: int | None = None  # for kind == "set": tuple width (None = from data)
     value: float | None = None  # a literal's value, when known statically
     dim: Dim = None  # this scalar as an array size: a literal int or an int param's name
@@ -110,6 +113,11 @@ class Info:
     @property
     def has_vars(self) -> bool:
         return self.vdeg != 0
+
+    @property
+    def pwl(self) -> bool:
+        """Piecewise linear in the variables: LP-representable when DCP-valid."""
+        return self.ldeg is not None and self.ldeg <= 1
 
     def but(self, **changes) -> Info:
         return replace(self, **changes)

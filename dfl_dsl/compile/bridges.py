@@ -22,15 +22,17 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
+from ..atoms.registry import ATOMS
+from ..check.info import Curv
 from ..errors import DflError
 from ..evaluate.nonlinear import NL, AtomNode
 from ..evaluate.poly import Poly
 from .expand import Expanded
 from .substitute import substitute, uses
 
-CONVEX_ATOMS = {"abs", "pos", "max", "norm1", "norm_inf"}
-CONCAVE_ATOMS = {"min"}
-RISK_ATOMS = {"mean", "cvar", "worst"}
+
+def _is_risk(node: AtomNode) -> bool:
+    return ATOMS[node.name].risk
 
 
 @dataclass
@@ -81,7 +83,7 @@ def bridge(ex: Expanded, inst, *, label_rows: bool = False,
     objective = ex.objective
     terms = [] if isinstance(objective, Poly) else objective.terms
     aux = _Aux(inst.width)
-    bridged_terms = [t for t in terms if not keep_nonlinear or t[1].name in RISK_ATOMS]
+    bridged_terms = [t for t in terms if not keep_nonlinear or _is_risk(t[1])]
     rows: list[RowBlock] = []
     # atoms in rows are cut down to the entries their rows use (a row block taken from an
     # `expr`'s, or a scenario's share of a block): they get epigraphs for those only
@@ -89,7 +91,7 @@ def bridge(ex: Expanded, inst, *, label_rows: bool = False,
     # risk aggregators in rows (`cvar(α, L) <= budget`) are bridged first, as in the
     # objective: what stays uncertain outside them must then hold in every scenario
     risk_width = inst.width + sum(
-        _aux_needed([t for t in r.body.terms if t[1].name in RISK_ATOMS], len(scenarios),
+        _aux_needed([t for t in r.body.terms if _is_risk(t[1])], len(scenarios),
                     unc_cols)
         for r in ex.constraints if isinstance(r.body, NL))
     for r in ex.constraints:
@@ -102,7 +104,7 @@ def bridge(ex: Expanded, inst, *, label_rows: bool = False,
         else:
             body, lo, hi = r.body, r.lo, r.hi
         labels = r.labels() if label_rows else None
-        if isinstance(body, NL) and any(n.name in RISK_ATOMS for _, n in body.terms):
+        if isinstance(body, NL) and any(_is_risk(n) for _, n in body.terms):
             body = _risk_rows(r.name, body, lo, hi, aux, rows, unc_cols, scenarios, risk_width)
         if len(unc_cols) and body.rows:
             hit = uses(body, unc_cols)
@@ -139,7 +141,7 @@ def bridge(ex: Expanded, inst, *, label_rows: bool = False,
     kept: list = []
     for matrix, node in terms:
         weights = np.asarray(matrix.toarray()).ravel()
-        if node.name in RISK_ATOMS:
+        if _is_risk(node):
             poly = poly + _risk(node, weights, sign, aux, rows, unc_cols, scenarios, width)
             continue
         copies = [(node, 1.0)]
@@ -168,7 +170,7 @@ def _aux_needed(terms, scenarios: int, unc_cols: np.ndarray) -> int:
     """How many auxiliary variables the bridges will add (so every Poly gets its final width)."""
     total = 0
     for _, node in terms:
-        if node.name in RISK_ATOMS:  # the atoms nested in the loss, once per scenario
+        if _is_risk(node):  # the atoms nested in the loss, once per scenario
             arg = node.args[0]
             if isinstance(arg, NL):
                 total += scenarios * sum(_epigraph_width(inner) for _, inner in arg.terms)
@@ -200,7 +202,7 @@ def _risk_rows(name: str, body: NL, lo, hi, aux: _Aux, rows: list[RowBlock], unc
     `worst` bound from above only, as convex functions)."""
     used = np.zeros(body.rows, dtype=bool)
     for matrix, node in body.terms:
-        if node.name in RISK_ATOMS:
+        if _is_risk(node):
             used |= np.diff(sp.csr_array(matrix).indptr) > 0
     upper = np.isfinite(np.asarray(hi, dtype=float))[used]
     lower = np.isfinite(np.asarray(lo, dtype=float))[used]
@@ -211,7 +213,7 @@ def _risk_rows(name: str, body: NL, lo, hi, aux: _Aux, rows: list[RowBlock], unc
     poly = _widen(body.poly, width)
     kept = []
     for matrix, node in body.terms:
-        if node.name in RISK_ATOMS:
+        if _is_risk(node):
             poly = poly + _risk(node, sp.csr_array(matrix), sign, aux, rows, unc_cols,
                                 scenarios, width)
         else:
@@ -425,82 +427,29 @@ def _arg_poly(arg, width: int, nested=None) -> Poly:
     return Poly.constant(np.asarray(arg, dtype=float), width)
 
 
-def _check_direction(node: AtomNode, weights, sign: float, convex: bool) -> None:
-    weights = weights.data if sp.issparse(weights) else weights
-    eff = weights * sign
-    ok = np.all(eff[weights != 0] >= 0) if convex else np.all(eff[weights != 0] <= 0)
-    if not ok:
-        raise DflError(
-            f"`{node.name}` enters in the wrong direction for an LP bridge (a convex atom "
-            "must be minimized or bounded from above, a concave one maximized or bounded "
-            "from below)"
-        )
+class _Low:
+    """The `atoms.epigraph.Lowering` of a bridge: auxiliary columns from `aux`, rows into
+    `rows`, arguments lowered with atoms nested in them."""
+
+    def __init__(self, aux: _Aux, rows: list[RowBlock], width: int) -> None:
+        self.aux, self.out, self.width = aux, rows, width
+
+    def new(self, k: int, lower: float = -np.inf, upper: float = np.inf) -> np.ndarray:
+        return self.aux.new(k, lower, upper)
+
+    def rows(self, atom: str, body: Poly, lo: float, hi: float) -> None:
+        _rows(self.out, atom, body, lo, hi)
+
+    def argument(self, arg, sign: float) -> Poly:
+        return _arg_poly(arg, self.width, (sign, self.aux, self.out))
+
+    def convex(self, node: AtomNode) -> bool:
+        return ATOMS[node.name].curvature is Curv.CONVEX
 
 
 def _epigraph(node: AtomNode, weights, sign, aux: _Aux, rows: list[RowBlock], width) -> Poly:
-    """Replace a piecewise-linear atom's rows by epigraph (or hypograph) variables. `weights`
-    combines them into one row (a vector), or into the rows of the argument an atom is nested
-    in (a sparse matrix, rows x node.rows)."""
-    name = node.name
-    if name not in CONVEX_ATOMS | CONCAVE_ATOMS:
-        raise DflError(f"`{name}` can't be turned into linear constraints")
-    convex = name in CONVEX_ATOMS
-    _check_direction(node, weights, sign, convex)
-    w = width
-    # the epigraph variable t bounds each argument from above (convex) or below (concave);
-    # abs, norm_inf and norm1 also bound its negation (`_sides`)
-    below = (aux, rows) if convex else None
-    above = None if convex else (aux, rows)
-    if name == "norm1":
-        sides = _sides(node.args[0])
-        s = aux.new(node.args[0].rows, lower=0.0)
-        sym = Poly.symbols(s, w)
-        for side in sides:
-            arg = _arg_poly(node.args[0], w, _nest(side, below))
-            _rows(rows, "norm1", sym - arg if side > 0 else sym + arg, 0.0, np.inf)
-        owner = np.repeat(np.arange(node.rows), np.diff(node.starts))
-        return _weighted(sym, weights[:, owner] if sp.issparse(weights) else weights[owner], w)
-    t = aux.new(node.rows, lower=0.0 if name == "pos" else -np.inf)
-    if node.starts is None:
-        owner = np.arange(node.rows)
-        args = list(node.args)
-    else:
-        owner = np.repeat(np.arange(node.rows), np.diff(node.starts))
-        args = [node.args[0]]
-    tt = Poly.symbols(t[owner], w)
-    for arg in args:
-        if convex:
-            for side in _sides(arg) if name in ("abs", "norm_inf") else (1.0,):
-                a = _arg_poly(arg, w, _nest(side, below))
-                _rows(rows, name, tt - a if side > 0 else tt + a, 0.0, np.inf)
-        else:
-            _rows(rows, name, tt - _arg_poly(arg, w, _nest(-1.0, above)), -np.inf, 0.0)
-    return _weighted(Poly.symbols(t, w), weights, w)
-
-
-def _nest(sign: float, where):
-    return None if where is None else (sign, *where)
-
-
-def _sides(arg) -> tuple[float, ...]:
-    """Which of t >= e (+1) and t >= -e (-1) an epigraph of |e| needs. Both, for an affine e.
-    With atoms in e only one side can hold them (a convex atom can be bounded from above
-    only); the checker took |e| only for e of known sign, where that side alone is |e|:
-    abs(pos(x) - 1) is refused, abs(-min(x, 0)) = -min(x, 0)."""
-    if not isinstance(arg, NL) or not arg.terms:
-        return (1.0, -1.0)
-    fits = [side for side in (1.0, -1.0) if all(
-        _direction_fits(inner, matrix, side) for matrix, inner in arg.terms)]
-    if len(fits) != 1:
-        raise DflError("`abs` or a norm of this expression can't be turned into linear "
-                       "constraints", hint="use --backend cvxpy")
-    return tuple(fits)
-
-
-def _direction_fits(node: AtomNode, matrix, sign: float) -> bool:
-    eff = np.asarray(matrix.data if sp.issparse(matrix) else matrix) * sign
-    eff = eff[eff != 0]
-    return bool(np.all(eff >= 0) if node.name in CONVEX_ATOMS else np.all(eff <= 0))
+    """Replace an atom's rows by its epigraph (or hypograph) variables (`Atom.lower`)."""
+    return ATOMS[node.name].lower(node, weights, sign, _Low(aux, rows, width))
 
 
 def _risk(node, weights, sign, aux: _Aux, rows, unc_cols, scenarios, width) -> Poly:
@@ -517,42 +466,7 @@ def _risk(node, weights, sign, aux: _Aux, rows, unc_cols, scenarios, width) -> P
     arg = node.args[0]
     per = [_arg_poly(_fix(arg, unc_cols, v) if len(unc_cols) else arg, width, nested)
            for v in scenarios]
-    s_count = len(per)
-    if node.name == "mean":
-        total = per[0]
-        for p in per[1:]:
-            total = total + p
-        return _weighted(total.scale(np.full(total.rows, 1.0 / s_count)), weights, width)
-    r = node.rows
-    if node.name == "worst":
-        t = aux.new(r)
-        tt = Poly.symbols(t, width)
-        for p in per:
-            _rows(rows, "worst", tt - p, 0.0 if upper else -np.inf, np.inf if upper else 0.0)
-        return _weighted(tt, weights, width)
-    alpha = float(node.param)
-    eta = aux.new(r)
-    u = aux.new(r * s_count, lower=0.0)
-    ee = Poly.symbols(eta, width)
-    k = 1.0 / ((1.0 - alpha) * s_count)
-    tail = None
-    for s, p in enumerate(per):
-        us = Poly.symbols(u[s * r : (s + 1) * r], width)
-        # upper tail: u_s >= L_s - η ; lower tail: u_s >= η - L_s
-        body = us - p + ee if upper else us + p - ee
-        _rows(rows, "cvar", body, 0.0, np.inf)
-        tail = us if tail is None else tail + us
-    value = ee + tail.scale(np.full(r, k)) if upper else ee - tail.scale(np.full(r, k))
-    return _weighted(value, weights, width)
-
-
-def _weighted(p: Poly, weights, width: int) -> Poly:
-    """Σ_r weights[r] * p[r] as a one-row Poly (`weights` a vector), or `weights @ p` (a
-    sparse matrix)."""
-    if sp.issparse(weights):
-        return p.rowmap(sp.csr_array(weights))
-    m = sp.csr_array(np.asarray(weights, dtype=float).reshape(1, -1))
-    return p.rowmap(m)
+    return ATOMS[node.name].aggregate(node, per, weights, upper, _Low(aux, rows, width))
 
 
 def _rows(rows: list[RowBlock], name: str, body: Poly, lo: float, hi: float) -> None:

@@ -14,12 +14,15 @@ from functools import cached_property
 import numpy as np
 import scipy.sparse as sp
 
+from ..atoms.registry import ATOMS
 from ..errors import DflError
 from ..evaluate.nonlinear import NL
 from ..evaluate.poly import Poly
 
-SQRT, LOG1P, MIN = 0, 1, 2
-_CODES = {"sqrt": SQRT, "log1p": LOG1P, "min": MIN}
+# the atoms that may be φ (their `scm` flag), coded by position; `min` caps its argument
+PHI = tuple(name for name, atom in ATOMS.items() if atom.scm)
+_CODES = {name: code for code, name in enumerate(PHI)}
+SQRT, LOG1P, MIN = _CODES["sqrt"], _CODES["log1p"], _CODES["min"]
 
 
 @dataclass
@@ -93,14 +96,19 @@ def concave(t: np.ndarray, phi: np.ndarray, cap: np.ndarray) -> np.ndarray:
     computed only on its own rows (the marginal gains call this on many nonzeros of A)."""
     t = np.maximum(t, 0.0)
     out = np.empty_like(t)
-    for code, atom in ((SQRT, np.sqrt), (LOG1P, np.log1p), (MIN, None)):
+    for code, name in enumerate(PHI):
         rows = phi == code
         if rows.all():
-            return atom(t) if atom is not None else np.minimum(t, cap)
+            return _phi(name, t, cap)
         if rows.any():
-            part = t[..., rows]
-            out[..., rows] = atom(part) if atom is not None else np.minimum(part, cap[rows])
+            out[..., rows] = _phi(name, t[..., rows], cap[rows])
     return out
+
+
+def _phi(name: str, t: np.ndarray, cap: np.ndarray) -> np.ndarray:
+    """φ on t by the atom's numpy form; an atom of two arguments (`min`) takes the cap."""
+    atom = ATOMS[name]
+    return atom.numpy([t, cap] if atom.nargs[0] > 1 else [t], None)
 
 
 def build_scm(inst) -> SCMForm:
@@ -119,7 +127,7 @@ def build_scm(inst) -> SCMForm:
     np.add.at(g, lin.col, lin.data)
     rows_a, rows_b, rows_w, rows_phi, rows_cap = [], [], [], [], []
     for matrix, node in objective.terms:
-        if node.name not in _CODES or node.starts is not None:
+        if not ATOMS[node.name].scm or node.starts is not None:
             raise DflError(f"`{node.name}` is not an SCM atom (sqrt, log1p, min(·, c))")
         weights = np.asarray(sp.csr_array(matrix).toarray()).ravel()
         arg = node.args[0]
@@ -129,7 +137,7 @@ def build_scm(inst) -> SCMForm:
         if a.nnz and a.data.min() < 0:
             raise DflError("an SCM atom's argument needs nonnegative coefficients")
         cap = np.zeros(node.rows)
-        if node.name == "min":
+        if len(node.args) > 1:  # min(a'x, c)
             other = node.args[1]
             if isinstance(other, Poly):
                 if other.degree:

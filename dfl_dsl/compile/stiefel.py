@@ -21,11 +21,11 @@ import scipy.sparse as sp
 import torch
 
 from ..ast import NOWHERE, Pos
+from ..atoms.groups import Groups
+from ..atoms.registry import ATOMS
 from ..errors import DflError
 from ..evaluate.nonlinear import NL, AtomNode
 from ..evaluate.poly import Poly
-
-_NONSMOOTH = {"norm1": "l1", "nnz": "l0"}
 
 
 @dataclass
@@ -100,13 +100,14 @@ def _build(inst, pos: Pos) -> StiefelForm:
     smooth_terms = []
     for matrix, node in terms:
         matrix = sign * sp.csr_array(matrix)
-        if node.name in _NONSMOOTH and _whole(node, n * r):
+        penalty = ATOMS[node.name].stiefel_penalty
+        if penalty is not None and _whole(node, n * r):
             w = float(matrix.sum())
             if w < 0:
                 raise DflError(f"the weight of `{node.name}(X)` must be nonnegative"
                                + (" (it is subtracted: the model maximizes)" if maximize
                                   else ""), pos)
-            weights[_NONSMOOTH[node.name]] += w
+            weights[penalty] += w
         else:
             smooth_terms.append((matrix, node))
     H, g, c0 = _quadratic(poly, n * r)
@@ -180,11 +181,6 @@ def _kronecker(H: sp.csr_array, n: int, r: int) -> tuple[np.ndarray, np.ndarray]
 
 
 # ---------------------------------------------------------------------- autograd fallback
-_TORCH_ATOMS: dict[str, Callable] = {
-    "sqrt": torch.sqrt, "log": torch.log, "exp": torch.exp, "log1p": torch.log1p,
-}
-
-
 def _torch_objective(H, g, c0, terms, n: int, r: int) -> Callable[[torch.Tensor], torch.Tensor]:
     """f(X) in torch: the quadratic part plus the smooth atom terms."""
     Ht = _torch_sparse(H)
@@ -228,18 +224,16 @@ def _payload_rows(payload, z: torch.Tensor, size: int) -> torch.Tensor:
 
 
 def _atom_rows(node: AtomNode, z: torch.Tensor, size: int) -> torch.Tensor:
+    """The node's rows at z, by the atom's torch form (`atoms.registry`)."""
     args = [_payload_rows(a, z, size) if isinstance(a, Poly | NL)
             else torch.as_tensor(a, dtype=torch.float64, device=z.device) for a in node.args]
+    atom = ATOMS[node.name]
     if node.starts is not None:  # a reduction of row groups
-        if node.name not in ("sum_squares", "norm2"):
+        if not atom.smooth:
             raise DflError(f"`{node.name}` is not smooth: the obcd backend's f must be smooth")
-        owner = torch.as_tensor(np.repeat(np.arange(node.rows), np.diff(node.starts)),
-                                device=z.device)
-        squares = torch.zeros(node.rows, dtype=z.dtype, device=z.device).index_add(
-            0, owner, args[0] ** 2)
-        return squares if node.name == "sum_squares" else torch.sqrt(squares)
-    if node.name == "power":
-        return args[0] ** node.param
-    if node.name in _TORCH_ATOMS:
-        return _TORCH_ATOMS[node.name](args[0])
-    raise DflError(f"`{node.name}` is not supported in a stiefel objective's smooth part")
+        value = atom.torch_groups(args[0], Groups(node.starts), node.param)
+    else:
+        value = atom.torch(args, node.param) if atom.smooth else None
+    if value is None:
+        raise DflError(f"`{node.name}` is not supported in a stiefel objective's smooth part")
+    return value

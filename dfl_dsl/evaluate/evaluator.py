@@ -14,6 +14,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import ast
+from ..atoms.registry import ATOMS
 from ..errors import DflError
 from .elements import STRING_BASE, SetValue, format_key, intern, is_string_key
 from .entities import Domain, Entity
@@ -29,23 +30,14 @@ from .values import (
     expand,
     flat_data,
     index_map,
-    inner,
     matmul,
     multiply,
     negate,
-    reduce_shape,
+    out_shape,
     segment_sum,
     transpose,
 )
 
-_ELEMENTWISE = {
-    "abs": np.abs,
-    "pos": lambda a: np.maximum(a, 0.0),
-    "sqrt": np.sqrt,
-    "log": np.log,
-    "exp": np.exp,
-    "log1p": np.log1p,
-}
 _COMPARE = {
     "==": np.equal,
     "!=": np.not_equal,
@@ -72,6 +64,11 @@ class Evaluator:
         # declarations written over the same index (`param cost{ORIG, DEST}`, `var
         # ship{ORIG, DEST}`) share one Domain: its frame is the costly part of a big product
         self._domains: dict[str, Domain] = {}
+
+    @property
+    def width(self) -> int:
+        """The columns of z = [x; θ] symbolic values range over."""
+        return self.ctx.width
 
     # ------------------------------------------------------------------ entry points
     def value(self, node: ast.Expr, frame: Frame) -> Val:
@@ -126,7 +123,7 @@ class Evaluator:
         if isinstance(index, ast.ShapeIndex):
             sets = []
             for dim in index.dims:
-                size = self._int_scalar(dim, root, "a shape's size")
+                size = self.int_scalar(dim, root, "a shape's size")
                 if size < 0:
                     raise DflError(f"a shape's size must be >= 0, got {size}", dim.pos)
                 sets.append(SetValue(np.arange(size, dtype=np.int64)))
@@ -290,8 +287,8 @@ class Evaluator:
         for axis, arg in enumerate(node.args):
             size = whole.shape[axis]
             if isinstance(arg, ast.Range):
-                lo = self._int_scalar(arg.lo, frame, "a slice bound")
-                hi = self._int_scalar(arg.hi, frame, "a slice bound")
+                lo = self.int_scalar(arg.lo, frame, "a slice bound")
+                hi = self.int_scalar(arg.hi, frame, "a slice bound")
                 if lo < 0 or hi >= size or lo > hi:
                     raise DflError(f"slice {lo}..{hi} is outside 0..{size - 1}", arg.pos)
                 ints.append(("slice", lo, hi))
@@ -342,7 +339,7 @@ class Evaluator:
         data = np.asarray(whole.payload).ravel()[flat].reshape(target)
         return Val(data, framed, out_shape, whole.kind)
 
-    def _int_scalar(self, node: ast.Expr, frame: Frame, what: str) -> int:
+    def int_scalar(self, node: ast.Expr, frame: Frame, what: str) -> int:
         v = self.number(node, frame)
         if v.symbolic or v.framed or v.shape != ():
             raise DflError(f"{what} must be one integer from data", node.pos)
@@ -392,7 +389,7 @@ class Evaluator:
         if exponent.symbolic:
             raise EvalError("an exponent must be data")
         if not base.symbolic:
-            shape = _broadcast(base, exponent)
+            shape = out_shape(base, exponent)
             framed = base.framed or exponent.framed
             b = aligned_array(base, framed, len(shape), frame.n).astype(float)
             e = aligned_array(exponent, framed, len(shape), frame.n)
@@ -414,7 +411,7 @@ class Evaluator:
             return Val(np.ones(lead + tuple(base.shape)), base.framed, base.shape)
         if p == 2 and isinstance(base.payload, Poly) and base.payload.degree <= 1:
             return multiply(base, base, frame.n, self.ctx.width)
-        return self._atom("power", [base], frame, param=p)
+        return ATOMS["power"].elementwise(self, [base], param=p)
 
     # ------------------------------------------------------------------ logic
     def _v_Compare(self, node: ast.Compare, frame: Frame) -> Val:
@@ -427,7 +424,7 @@ class Evaluator:
             a, b = vals[k], vals[k + 1]
             if op not in ("==", "!=") and (_has_strings(a) or _has_strings(b)):
                 raise DflError(f"`{op}` can't order string elements", node.operands[k].pos)
-            shape = _broadcast(a, b)
+            shape = out_shape(a, b)
             framed = a.framed or b.framed
             test = _COMPARE[op](
                 aligned_array(a, framed, len(shape), frame.n),
@@ -477,7 +474,7 @@ class Evaluator:
             then, orelse, kind = self._as_number(then, node.then), self._as_number(
                 orelse, node.orelse
             ), "num"
-        shape = _broadcast(then, orelse, cond)
+        shape = out_shape(then, orelse, cond)
         framed = then.framed or orelse.framed or cond.framed
         n = frame.n
         mask = flat_data(cond, framed, shape, n).astype(bool)
@@ -501,7 +498,7 @@ class Evaluator:
         if len(parts) == 2 and not all(v.kind == "elem" for _, _, v in parts):
             parts = [(b, r, self._as_number(v, b)) for b, r, v in parts]
         kind = parts[0][2].kind if parts else "num"
-        shape = _broadcast(*(v for _, _, v in parts)) if parts else ()
+        shape = out_shape(*(v for _, _, v in parts)) if parts else ()
         size = math.prod(shape)
         if not any(v.symbolic for _, _, v in parts):
             dtype = np.int64 if kind == "elem" else float
@@ -607,204 +604,17 @@ class Evaluator:
 
     # ------------------------------------------------------------------ atoms
     def _v_Call(self, node: ast.Call, frame: Frame) -> Val:
-        name = node.func
-        if name in ("eye", "ones", "zeros"):
-            size = self._int_scalar(node.args[0], frame, f"the size of `{name}`")
-            data = {"eye": np.eye, "ones": np.ones, "zeros": np.zeros}[name](size)
-            return Val(data, False, data.shape)
-        if name == "cvar":
-            alpha = self.number(node.args[0], frame)
-            if alpha.symbolic or alpha.framed or alpha.shape != ():
-                raise DflError("cvar's level must be one number from data", node.args[0].pos)
-            level = float(np.asarray(alpha.payload))
-            if not 0 <= level < 1:
-                raise DflError(f"cvar's level must be in [0, 1), got {level:g}", node.args[0].pos)
-            args = [self.number(node.args[1], frame)]
-            return self._risk("cvar", args[0], frame, level)
-        if name == "trace" and isinstance(node.args[0], ast.BinOp) and node.args[0].op == "@":
-            return self._trace_of_product(node, frame)
-        args = [self.number(a, frame) for a in node.args]
-        n, width = frame.n, self.ctx.width
-        if name == "sum":
-            return reduce_shape(args[0], n, width)
-        if name == "trace":
-            return self._trace(node, args[0], frame)
-        if name == "diag":
-            return self._diag(args[0], frame)
-        if name in ("mean", "worst"):
-            return self._risk(name, args[0], frame, None)
-        if name == "sum_squares":
-            return self._sum_squares(args[0], frame)
-        if name == "quad_form":
-            return self._quad_form(node, args, frame)
-        if name in ("norm1", "norm2", "norm_inf", "nnz"):
-            return self._norm(name, args[0], frame)
-        if name in ("max", "min"):
-            return self._pairwise(name, args, frame)
-        return self._atom(name, args, frame)
-
-    def _atom(self, name: str, args: list[Val], frame: Frame, param=None) -> Val:
-        (arg,) = args
-        if not arg.symbolic:
-            data = np.asarray(arg.payload, dtype=float)
-            with np.errstate(all="ignore"):
-                out = np.power(data, param) if name == "power" else _ELEMENTWISE[name](data)
-            if not np.all(np.isfinite(out)) and np.all(np.isfinite(data)):
-                raise EvalError(f"`{name}` is undefined for some of these values")
-            return Val(out, arg.framed, arg.shape)
-        rows = arg.payload.rows
-        node = AtomNode(name, (arg.payload,), rows, None, param)
-        return Val(NL.of(node, self.ctx.width), arg.framed, arg.shape)
-
-    def _pairwise(self, name: str, args: list[Val], frame: Frame) -> Val:
-        shape = _broadcast(*args)
-        framed = any(a.framed for a in args)
-        n, width = frame.n, self.ctx.width
-        if not any(a.symbolic for a in args):
-            fn = np.maximum if name == "max" else np.minimum
-            out = flat_data(args[0], framed, shape, n)
-            for a in args[1:]:
-                out = fn(out, flat_data(a, framed, shape, n))
-            return Val(out.reshape(((n,) if framed else ()) + shape), framed, shape)
-        payloads = tuple(
-            expand(a, framed, shape, n, width) if a.symbolic else
-            flat_data(a, framed, shape, n).astype(float)
-            for a in args
-        )
-        rows = math.prod(shape) * (n if framed else 1)
-        node = AtomNode(name, payloads, rows)
-        return Val(NL.of(node, width), framed, shape)
-
-    def _norm(self, name: str, arg: Val, frame: Frame) -> Val:
-        n, width = frame.n, self.ctx.width
-        if not arg.symbolic:
-            data = np.asarray(arg.payload, dtype=float)
-            axes = tuple(range(1 if arg.framed else 0, data.ndim))
-            if name == "norm1":
-                out = np.abs(data).sum(axis=axes)
-            elif name == "norm2":
-                out = np.sqrt((data**2).sum(axis=axes))
-            elif name == "norm_inf":
-                out = np.abs(data).max(axis=axes) if data.size else np.zeros(())
-            else:
-                out = (data != 0).sum(axis=axes).astype(float)
-            return Val(out, arg.framed, ())
-        g = arg.size
-        lead = n if arg.framed else 1
-        starts = np.arange(0, lead * g + 1, max(g, 1), dtype=np.int64)
-        node = AtomNode(name, (arg.payload,), lead, starts)
-        return Val(NL.of(node, width), arg.framed, ())
-
-    def _sum_squares(self, arg: Val, frame: Frame) -> Val:
-        n, width = frame.n, self.ctx.width
-        if not arg.symbolic:
-            data = np.asarray(arg.payload, dtype=float)
-            axes = tuple(range(1 if arg.framed else 0, data.ndim))
-            return Val((data**2).sum(axis=axes), arg.framed, ())
-        payload = arg.payload
-        if isinstance(payload, Poly) and payload.degree <= 1:
-            if not arg.framed:
-                return Val(payload.square_sum(), False, ())
-            squared = multiply(arg, arg, n, width)
-            return reduce_shape(squared, n, width)
-        return self._norm("sum_squares", arg, frame)
-
-    def _quad_form(self, node: ast.Call, args: list[Val], frame: Frame) -> Val:
-        x, p = args
-        if p.symbolic or p.framed:
-            raise DflError("quad_form's matrix must be fixed data", node.args[1].pos)
-        matrix = np.asarray(p.payload, dtype=float)
-        if len(x.shape) != 1 or matrix.shape != (x.shape[0], x.shape[0]):
-            raise DflError(
-                f"quad_form needs x of length n and P of n x n; got {list(x.shape)} and "
-                f"{list(matrix.shape)}",
-                node.pos,
-            )
-        sym = 0.5 * (matrix + matrix.T)
-        if not x.symbolic:
-            xv = np.asarray(x.payload, dtype=float)
-            out = np.einsum("...i,ij,...j->...", xv, sym, xv)
-            return Val(out, x.framed, ())
-        if isinstance(x.payload, Poly) and x.payload.degree <= 1 and not x.framed:
-            return Val(x.payload.square_sum(sym), False, ())
-        raise DflError("quad_form of this argument is not supported", node.args[0].pos)
-
-    def _trace(self, node: ast.Call, arg: Val, frame: Frame) -> Val:
-        if len(arg.shape) != 2 or arg.shape[0] != arg.shape[1]:
-            raise DflError(f"trace needs a square matrix, got {list(arg.shape)}", node.pos)
-        k = arg.shape[0]
-        if not arg.symbolic:
-            data = np.asarray(arg.payload)
-            return Val(np.trace(data, axis1=-2, axis2=-1), arg.framed, ())
-        lead = frame.n if arg.framed else 1
-        diag = (np.arange(lead)[:, None] * k * k + np.arange(k)[None, :] * (k + 1)).ravel()
-        starts = np.arange(0, lead * k + 1, max(k, 1), dtype=np.int64)
-        return Val(arg.payload.take(diag).segment_sum(starts), arg.framed, ())
-
-    def _trace_of_product(self, node: ast.Call, frame: Frame) -> Val:
-        """trace(A @ B) = Σ_ik A[i, k] B[k, i]: the product's diagonal alone. Forming A @ B first
-        costs p times more (p = its side): for trace(Xᵀ C X), X n × r, the r² entries of XᵀCX
-        hold r²n² quadratic terms, the diagonal only rn²."""
-        product = node.args[0]
-        a = self.number(product.left, frame)
-        b = self.number(product.right, frame)
-        if len(a.shape) == 2 and len(b.shape) == 2 and a.shape == tuple(reversed(b.shape)):
-            return inner(a, transpose(b, frame.n), frame.n, self.ctx.width)
-        # not square (or not matrices): the ordinary path reports the error where it is
-        return self._trace(node, self.number(product, frame), frame)
-
-    def _diag(self, arg: Val, frame: Frame) -> Val:
-        if len(arg.shape) == 2:
-            k = min(arg.shape)
-            if not arg.symbolic:
-                diagonal = np.diagonal(np.asarray(arg.payload), axis1=-2, axis2=-1)
-                return Val(diagonal, arg.framed, (k,))
-            lead = frame.n if arg.framed else 1
-            cols = arg.shape[1]
-            idx = (np.arange(lead)[:, None] * arg.shape[0] * cols
-                   + np.arange(k)[None, :] * (cols + 1))
-            return Val(arg.payload.take(idx.ravel()), arg.framed, (k,))
-        if len(arg.shape) != 1:
-            raise EvalError("diag takes a vector or a matrix")
-        k = arg.shape[0]
-        if not arg.symbolic:
-            data = np.asarray(arg.payload)
-            out = np.zeros(data.shape + (k,))
-            idx = np.arange(k)
-            out[..., idx, idx] = data
-            return Val(out, arg.framed, (k, k))
-        lead = frame.n if arg.framed else 1
-        rows = (np.arange(lead)[:, None] * k * k + np.arange(k)[None, :] * (k + 1)).ravel()
-        cols = np.arange(lead * k)
-        m = sp.csr_array((np.ones(len(rows)), (rows, cols)), shape=(lead * k * k, lead * k))
-        return Val(arg.payload.rowmap(m), arg.framed, (k, k))
-
-    def _risk(self, name: str, arg: Val, frame: Frame, level: float | None) -> Val:
-        if arg.shape != ():
-            raise EvalError(f"`{name}` aggregates a scalar over the scenarios")
-        if not arg.symbolic:
-            return arg  # no uncertain param inside: every scenario agrees
-        node = AtomNode(name, (arg.payload,), arg.payload.rows, None, level)
-        return Val(NL.of(node, self.ctx.width), arg.framed, ())
+        return ATOMS[node.func].evaluate(self, node, frame)
 
 
 # ---------------------------------------------------------------------- helpers
-def _broadcast(*vals: Val) -> tuple[int, ...]:
-    try:
-        return tuple(np.broadcast_shapes(*(v.shape for v in vals)))
-    except ValueError:
-        raise EvalError(
-            "shapes " + " and ".join(str(list(v.shape)) for v in vals) + " don't match"
-        ) from None
-
-
 def _has_strings(v: Val) -> bool:
     return v.kind == "elem" and bool(np.any(np.asarray(v.payload) >= STRING_BASE))
 
 
 def _logical(fn, a: Val, b: Val, frame: Frame) -> Val:
     framed = a.framed or b.framed
-    shape = _broadcast(a, b)
+    shape = out_shape(a, b)
     out = fn(
         aligned_array(a, framed, len(shape), frame.n),
         aligned_array(b, framed, len(shape), frame.n),

@@ -86,6 +86,8 @@ param A[n, n];
         ("var v[n] >= 0;\nminimize o: sum_squares(v);\ns.t. k: sum(v) == 1;",
          "QP (also SMOOTH-POLYTOPE)"),
         ("var v[n] in [0, 1];\nminimize o: sum_squares(A @ v);", "QP (also SMOOTH-POLYTOPE)"),
+        # a piecewise-linear term's epigraph leaves a QP (the lasso)
+        ("var v[n];\nminimize o: sum_squares(A @ v - 1) + norm1(v);", "QP"),
         # conic / general convex
         ("var v[n];\nminimize o: norm2(A @ v - 1);", "SOCP"),
         ("var x >= 0;\nmaximize o: log(x) - x;", "SOCP"),

@@ -326,3 +326,17 @@ def test_a_row_bounded_on_both_sides_is_refused_by_the_bridge_too():
     block = RowBlock("c@2", rows.body, np.array([-1.0]), np.array([0.0]))
     with pytest.raises(dfl.DflError, match="constraint `c` bounds an expression with `abs`"):
         _row_plan(block)
+
+
+def test_a_quadratic_objective_with_piecewise_linear_terms_is_a_qp_for_highs():
+    """The lasso: ½‖Av − b‖² + λ‖v‖₁ — the norm's epigraph leaves a QP HiGHS solves, at
+    CVXPY's optimum."""
+    rng_ = np.random.default_rng(0)
+    A, b = rng_.normal(size=(8, 5)), rng_.normal(size=8)
+    text = ("param A[8, 5]; param b[8];\nvar v[5];\n"
+            "minimize o: 0.5 * sum_squares(A @ v - b) + 0.7 * norm1(v);")
+    inst = dfl.parse(text).bind({"A": A.tolist(), "b": b.tolist()})
+    assert inst.klass.name == "QP"
+    highs, conic = inst.solve("highs"), inst.solve("cvxpy")
+    assert highs.status == conic.status == "optimal"
+    assert highs.objective == pytest.approx(conic.objective, rel=1e-6)

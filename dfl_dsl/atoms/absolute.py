@@ -1,0 +1,53 @@
+"""`abs(x)` and `pos(x)` = max(x, 0), elementwise: convex, piecewise linear."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..check.info import Curv, Sign
+from .base import DECR, INCR, NONMONO, Elementwise
+from .epigraph import PiecewiseLinear
+
+
+class Abs(PiecewiseLinear, Elementwise):
+    name, curvature, two_sided = "abs", Curv.CONVEX, True
+
+    def sign(self, args):
+        return Sign.NONNEG
+
+    def monotonicity(self, i, args):
+        if args[i].sign.nonneg:
+            return INCR
+        return DECR if args[i].sign.nonpos else NONMONO
+
+    def numpy(self, args, param):
+        return np.abs(args[0])
+
+    def torch(self, args, param):
+        return args[0].abs()
+
+    def cvxpy(self, args, param):
+        import cvxpy as cp
+
+        return cp.abs(args[0])
+
+
+class Pos(PiecewiseLinear, Elementwise):
+    name, curvature, floor = "pos", Curv.CONVEX, 0.0
+
+    def sign(self, args):
+        return Sign.NONNEG
+
+    def monotonicity(self, i, args):
+        return INCR
+
+    def numpy(self, args, param):
+        return np.maximum(args[0], 0.0)
+
+    def torch(self, args, param):
+        return args[0].clamp_min(0.0)
+
+    def cvxpy(self, args, param):
+        import cvxpy as cp
+
+        return cp.pos(args[0])
