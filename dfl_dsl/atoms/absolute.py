@@ -51,3 +51,6 @@ class Pos(PiecewiseLinear, Elementwise):
         import cvxpy as cp
 
         return cp.pos(args[0])
+
+
+ATOMS = [Abs(), Pos()]

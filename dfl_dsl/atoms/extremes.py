@@ -81,3 +81,6 @@ class Extreme(PiecewiseLinear):
         import cvxpy as cp
 
         return cp.max(arg) if self.name == "max" else cp.min(arg)
+
+
+ATOMS = [Extreme("max"), Extreme("min")]

@@ -110,3 +110,6 @@ class Diag(Linear):
         cols = np.arange(lead * k)
         m = sp.csr_array((np.ones(len(rows)), (rows, cols)), shape=(lead * k * k, lead * k))
         return Val(arg.payload.rowmap(m), arg.framed, (k, k))
+
+
+ATOMS = [Sum(), Trace(), Diag()]

@@ -92,3 +92,6 @@ class Nnz(GroupReduction):
 
     def reduce(self, data, axes):
         return (data != 0).sum(axis=axes).astype(float)
+
+
+ATOMS = [Nnz(), Norm1(), Norm2(), NormInf()]

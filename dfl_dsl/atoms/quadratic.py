@@ -120,3 +120,6 @@ class QuadForm(Atom):
         if isinstance(x.payload, Poly) and x.payload.degree <= 1 and not x.framed:
             return Val(x.payload.square_sum(sym), False, ())
         raise DflError("quad_form of this argument is not supported", node.args[0].pos)
+
+
+ATOMS = [SumSquares(), QuadForm()]

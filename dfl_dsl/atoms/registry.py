@@ -1,22 +1,25 @@
 """The one table of atoms: the checker, the evaluator, the reductions and the backends look
-an atom up here by name. Adding an atom is one family module and one line below."""
+an atom up here by name. Each family is a module of this package that lists its atoms in
+`ATOMS`; adding an atom is one module and one line in `FAMILIES`."""
 
 from __future__ import annotations
 
-from . import absolute, constants, extremes, linear, norms, quadratic, risk, smooth
+from importlib import import_module
+
 from .base import Atom
 
-_ALL: list[Atom] = [
-    absolute.Abs(), absolute.Pos(),
-    smooth.Sqrt(), smooth.Log(), smooth.Log1p(), smooth.Exp(), smooth.Power(),
-    quadratic.SumSquares(), quadratic.QuadForm(),
-    extremes.Extreme("max"), extremes.Extreme("min"), norms.Nnz(),
-    norms.Norm1(), norms.Norm2(), norms.NormInf(),
-    linear.Sum(), linear.Trace(), linear.Diag(),
-    *(constants.Constant(name) for name in ("eye", "ones", "zeros")),
-    *(risk.Risk(name) for name in ("mean", "cvar", "worst")),
-]
+FAMILIES = (
+    "absolute",
+    "smooth",
+    "quadratic",
+    "extremes",
+    "norms",
+    "linear",
+    "constants",
+    "risk",
+)
 
-ATOMS: dict[str, Atom] = {atom.name: atom for atom in _ALL}
+ATOMS: dict[str, Atom] = {atom.name: atom for family in FAMILIES
+                          for atom in import_module(f".{family}", __package__).ATOMS}
 # the functions a model may call by name (`power` is written `^`)
 FUNCTIONS: dict[str, Atom] = {name: atom for name, atom in ATOMS.items() if atom.written}

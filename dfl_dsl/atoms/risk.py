@@ -113,3 +113,6 @@ class Risk(Atom):
             tail = us if tail is None else tail + us
         value = ee + tail.scale(np.full(r, k)) if upper else ee - tail.scale(np.full(r, k))
         return weighted(value, weights, width)
+
+
+ATOMS = [Risk(name) for name in ("mean", "cvar", "worst")]

@@ -102,3 +102,6 @@ class Power(Elementwise):
         import cvxpy as cp
 
         return cp.power(args[0], param)
+
+
+ATOMS = [Sqrt(), Log(), Log1p(), Exp(), Power()]
