@@ -83,7 +83,7 @@ class Instance:
     def linear_form(self):
         """The LP/MILP/QP standard form (cached): see `compile.linear`."""
         if not hasattr(self, "_linear"):
-            from .compile.linear import build_linear
+            from .compile.bridges import build_linear
 
             self._linear = build_linear(self)
         return self._linear

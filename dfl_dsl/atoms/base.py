@@ -190,6 +190,12 @@ class Atom:
         """The CVXPY expression reducing one row group `arg`, or None: no CVXPY form."""
         return None
 
+    def aux_columns(self, node: AtomNode, scenarios: int = 1) -> int:
+        """The auxiliary columns `lower` (a risk measure's `aggregate`, over `scenarios`)
+        adds for `node` itself, the atoms nested in its arguments not counted: a reduction
+        counts them first, so every polynomial it makes has its final width."""
+        return 0
+
     def lower(self, node: AtomNode, weights, sign: float, low) -> Poly:
         """The epigraph lowering for the LP/QP backends (`low`: an `epigraph.Lowering`):
         auxiliary columns and rows whose optimum is the atom's value, and the Poly that

@@ -91,6 +91,9 @@ class PiecewiseLinear(Atom):
     two_sided = False  # |e|-like: t also bounds -e (abs, norm_inf)
     floor = -np.inf  # a lower bound t may take for granted (pos: 0)
 
+    def aux_columns(self, node, scenarios=1):
+        return node.rows  # one t per output row
+
     def lower(self, node: AtomNode, weights, sign: float, low: Lowering) -> Poly:
         """`weights` combines the node's rows into one row (a vector), or into the rows of
         the argument the atom is nested in (a sparse matrix, rows x node.rows)."""

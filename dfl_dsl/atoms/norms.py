@@ -39,6 +39,9 @@ class Norm1(PiecewiseLinear, Norm):
 
         return cp.norm1(arg)
 
+    def aux_columns(self, node, scenarios=1):
+        return node.args[0].rows  # one s_i per entry
+
     def lower(self, node, weights, sign, low):
         """One s_i >= |e_i| per entry of the argument, and Σ_i s_i in place of each group."""
         check_direction(node, weights, sign, True)

@@ -83,6 +83,10 @@ class Risk(Atom):
         atom = AtomNode(self.name, (arg.payload,), arg.payload.rows, None, level)
         return Val(NL.of(atom, ev.width), arg.framed, ())
 
+    def aux_columns(self, node, scenarios=1):
+        """`worst`: t per row; `cvar`: η per row and u per row and scenario."""
+        return {"mean": 0, "worst": node.rows}.get(self.name, node.rows * (1 + scenarios))
+
     def aggregate(self, node: AtomNode, per: list[Poly], weights, upper: bool,
                   low: Lowering) -> Poly:
         """The lowered aggregate of the losses `per` (one Poly per scenario), combined by

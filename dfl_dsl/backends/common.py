@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..compile.linear import LinearForm
+from ..compile.reductions.rows_to_bounds import RowsToBounds
 from ..solution import Solution
 
 
@@ -23,12 +24,6 @@ class RawResult:
     iis_rows: list[int] | None = None
 
 
-def is_model_row(name: str) -> bool:
-    """A row block as the model wrote it — not a bridge's (`#abs of c`, an epigraph) nor a
-    scenario's copy (`c@3`): the blocks whose rows report duals."""
-    return not name.startswith("#") and "@" not in name
-
-
 def optimal_without_columns(form: LinearForm, x: np.ndarray, objective: float,
                             message: str) -> RawResult:
     """The optimum of a model whose rows are all constants (its sets left it no columns in
@@ -39,47 +34,35 @@ def optimal_without_columns(form: LinearForm, x: np.ndarray, objective: float,
 
 
 def to_solution(inst, form: LinearForm, raw: RawResult, backend: str, elapsed: float) -> Solution:
-    """RawResult (canonical, minimized) -> Solution (the model's sense and names)."""
+    """RawResult (canonical, minimized) -> Solution (the model's sense and names): duals
+    mapped back through the reductions that made the form, to the model's constraints."""
     objective = form.model_objective(raw.objective) if raw.objective is not None else None
     x = raw.x[: form.n_model] if raw.x is not None else None
     duals = None
     if raw.row_duals is not None:
-        row_duals = raw.row_duals
-        if form.kept_rows is not None:  # rows turned into bounds have no dual of their own
-            full = np.full(sum(count for _, _, count in form.row_names), np.nan)
-            full[form.kept_rows] = row_duals
-            row_duals = full
-        duals = {}
-        for name, start, count in form.row_names:
-            if is_model_row(name):
-                duals[name] = form.sign * row_duals[start : start + count] + 0.0  # no -0.0
+        row_duals = RowsToBounds.invert(raw.row_duals, form)
+        blocks = [form.sign * row_duals[start : start + count] + 0.0  # no -0.0
+                  for _, start, count in form.row_names]
+        duals = form.model_duals(blocks)
     solution = Solution(raw.status, objective, x, backend, elapsed, inst, raw.gap, duals,
                         raw.message)
     if raw.iis_rows:
         rows = raw.iis_rows
         if form.kept_rows is not None:
             rows = [int(form.kept_rows[r]) for r in rows]
-        solution.extra["iis"] = _row_labels(inst, form, rows)
+        solution.extra["iis"] = row_labels(inst, form, rows)
     return solution
 
 
-def _row_labels(inst, form: LinearForm, rows: list[int]) -> list[str]:
+def row_labels(inst, form: LinearForm, rows: list[int]) -> list[str]:
+    """How an IIS or a violation names each row: the model constraint's row label, or the
+    reduction's row it is (`c (epigraph of `abs`)`, a scenario's copy `c@3`)."""
     labels = []
-    ex = inst.compile()
-    by_name = {r.name: r for r in ex.constraints}
+    by_name = {r.name: r for r in inst.compile().constraints}
     for row in rows:
-        for name, start, count in form.row_names:
+        for (name, start, count), origin in zip(form.row_names, form.row_origins, strict=True):
             if start <= row < start + count:
-                block = by_name.get(name)
-                labels.append(block.labels()[row - start] if block else _aux_label(name))
+                block = by_name.get(name) if origin is None else None
+                labels.append(block.labels()[row - start] if block else origin.describe(name))
                 break
     return labels
-
-
-def _aux_label(name: str) -> str:
-    """A bridge's row: `#abs of c` (an epigraph row of a constraint's atom) reads
-    "c (epigraph of `abs`)"; `#abs` (the objective's) "objective (epigraph of `abs`)"."""
-    if not name.startswith("#"):
-        return name
-    atom, _, owner = name[1:].partition(" of ")
-    return f"{owner or 'objective'} (epigraph of `{atom}`)"

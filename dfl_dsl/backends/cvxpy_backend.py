@@ -16,13 +16,13 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..atoms.registry import ATOMS
-from ..compile.bridges import Bridged, bridge
-from ..compile.linear import _Columns, _split, column_bounds
+from ..compile.bridges import CONIC, reduce_model
+from ..compile.linear import Columns, column_bounds, split_poly
+from ..compile.reductions.base import Applied
 from ..errors import DflError
 from ..evaluate.nonlinear import NL, AtomNode
 from ..evaluate.poly import Poly
 from ..solution import Solution
-from .common import is_model_row
 from .highs import silence_banner
 
 CLASSES = frozenset({"LP", "MILP", "QP", "SOCP"})
@@ -33,19 +33,20 @@ class CvxpyProblem:
     x: cp.Variable  # the model's variables, then auxiliaries
     theta: cp.Parameter | None
     n_model: int
-    # per named constraint: its row count and (rows, CVXPY constraint, sign) per side, the sign
+    applied: Applied  # the reductions that made the rows: duals map back through them
+    # per row block: its row count and (rows, CVXPY constraint, sign) per side, the sign
     # turning CVXPY's multiplier (>= 0 on an inequality) into the objective's rate in the bound
-    dual_parts: dict[str, tuple[int, list]] = field(default_factory=dict)
+    dual_parts: list[tuple[int, list]] = field(default_factory=list)
 
 
 class _Lowering:
     """Poly / NL values over z = [x; θ; aux] -> CVXPY expressions."""
 
-    def __init__(self, cols: _Columns, x: cp.Variable, theta: cp.Parameter | None) -> None:
+    def __init__(self, cols: Columns, x: cp.Variable, theta: cp.Parameter | None) -> None:
         self.cols, self.x, self.theta = cols, x, theta
 
     def poly(self, p: Poly, what: str):
-        const, ax, bt, bil, quad = _split(p, self.cols, what)
+        const, ax, bt, bil, quad = split_poly(p, self.cols, what)
         rows = p.rows
         n, nt = self.cols.n, self.cols.n_theta
         expr = ax @ self.x + const
@@ -129,8 +130,8 @@ def build(inst) -> CvxpyProblem:
 
 
 def _build(inst) -> CvxpyProblem:
-    bridged: Bridged = bridge(inst.compile(), inst, keep_nonlinear=True)
-    cols = _Columns(inst, bridged.width)
+    bridged, applied = reduce_model(inst.compile(), inst, CONIC)
+    cols = Columns(inst, bridged.width)
     lb, ub, integer = column_bounds(bridged, inst)
     flags = np.nonzero(integer)[0]
     x = cp.Variable(cols.n, integer=(flags,)) if len(flags) else cp.Variable(cols.n)
@@ -143,9 +144,9 @@ def _build(inst) -> CvxpyProblem:
     if finite_ub.any():
         constraints.append(x[np.nonzero(finite_ub)[0]] <= ub[finite_ub])
     rate = 1.0 if bridged.sense == "minimize" else -1.0  # d(objective)/d(bound) per multiplier
-    dual_parts: dict[str, tuple[int, list]] = {}
+    dual_parts: list[tuple[int, list]] = []
     for block in bridged.rows:
-        what = f"constraint `{block.name.lstrip('#')}`"
+        what = f"constraint `{block.name}`" if block.name else "the objective"
         expr = low.payload(block.body, what)
         lo, hi = np.asarray(block.lo, float), np.asarray(block.hi, float)
         eq = lo == hi
@@ -159,8 +160,7 @@ def _build(inst) -> CvxpyProblem:
                 constraints.append(part >= lo[mask] if side == "lo" else part <= hi[mask])
                 sides.append((np.nonzero(mask)[0], constraints[-1],
                               rate if side == "lo" else -rate))
-        if is_model_row(block.name):
-            dual_parts[block.name] = (len(lo), sides)
+        dual_parts.append((len(lo), sides))
     objective = low.payload(bridged.objective, "the objective")
     if getattr(objective, "shape", ()) not in ((), (1,)):
         raise DflError("the objective must be a scalar")
@@ -172,23 +172,24 @@ def _build(inst) -> CvxpyProblem:
             "CVXPY can't verify this model is convex (DCP)",
             hint="see `dfl check` for the model's class",
         )
-    return CvxpyProblem(problem, x, theta, cols.nx, dual_parts)
+    return CvxpyProblem(problem, x, theta, cols.nx, applied, dual_parts)
 
 
 def _duals(built: CvxpyProblem) -> dict[str, np.ndarray] | None:
     """Row duals in the contract's convention (HiGHS's: the objective's rate of change in the
-    row's bound), from CVXPY's multipliers; none for a mixed-integer problem."""
+    row's bound), from CVXPY's multipliers, mapped back through the reductions to the model's
+    constraints; none for a mixed-integer problem."""
     if built.problem.is_mixed_integer():
         return None
-    duals = {}
-    for name, (rows, sides) in built.dual_parts.items():
+    blocks = []
+    for rows, sides in built.dual_parts:
         values = np.zeros(rows)
         for at, constraint, sign in sides:
             if constraint.dual_value is None:
                 return None
             values[at] += sign * np.asarray(constraint.dual_value, dtype=float).reshape(-1)
-        duals[name] = values + 0.0  # no -0.0
-    return duals
+        blocks.append(values + 0.0)  # no -0.0
+    return built.applied.duals(blocks)
 
 
 def _pick(expr, mask: np.ndarray):

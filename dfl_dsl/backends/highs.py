@@ -202,7 +202,7 @@ def solve_instance(inst, *, time_limit=None, seed=None):
     raw = model.solve()
     if raw.status == "infeasible" and not form.is_mip and form.kept_rows is not None:
         # rows turned into bounds hide from an IIS: look for one on the unreduced form
-        from ..compile.linear import build_linear
+        from ..compile.bridges import build_linear
 
         full = build_linear(inst, reduce=False)
         raw.iis_rows = HighsModel(full, theta=theta).solve().iis_rows

@@ -17,7 +17,8 @@ import scipy.sparse as sp
 
 from ..errors import DflError
 from ..evaluate.poly import Poly
-from .bridges import Bridged, bridge
+from .problem import Origin, Problem
+from .reductions.base import Applied
 
 
 @dataclass
@@ -40,8 +41,10 @@ class LinearForm:
     row_theta: sp.csr_array  # m × nθ
     a_theta: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]  # rows, cols, θ index, coef
     row_names: list[tuple[str, int, int]] = field(default_factory=list)  # (name, start, count)
+    row_origins: list[Origin | None] = field(default_factory=list)  # per row_names entry
     row_labels: list[str] | None = None
-    kept_rows: np.ndarray | None = None  # original row of each row (after reductions)
+    kept_rows: np.ndarray | None = None  # original row of each row (after RowsToBounds)
+    applied: Applied | None = None  # the reductions that made it: duals map back through them
 
     @property
     def m(self) -> int:
@@ -79,20 +82,17 @@ class LinearForm:
     def model_objective(self, canonical_value: float) -> float:
         return self.sign * canonical_value
 
-
-def build_linear(inst, *, label_rows: bool = False, reduce: bool = True) -> LinearForm:
-    from .reductions import rows_to_bounds
-
-    expanded = inst.compile()
-    try:
-        bridged = bridge(expanded, inst, label_rows=label_rows)
-        form = assemble(bridged, inst, label_rows=label_rows)
-    except DflError as exc:
-        raise exc.located(inst.model.filename, inst.model.source) from None
-    return rows_to_bounds(form) if reduce else form
+    def model_duals(self, blocks: list[np.ndarray]) -> dict[str, np.ndarray]:
+        """The model's constraint duals by name, from the duals of each row block: mapped
+        back through the reductions that made the form (or, without that record, the blocks
+        of no reduction's making)."""
+        if self.applied is not None:
+            return self.applied.duals(blocks)
+        return {name: block for (name, _, _), origin, block in
+                zip(self.row_names, self.row_origins, blocks, strict=True) if origin is None}
 
 
-class _Columns:
+class Columns:
     """z = [x (model vars); θ; aux] -> canonical variables [x; aux] and θ indices."""
 
     def __init__(self, inst, width: int) -> None:
@@ -127,7 +127,7 @@ def _relabel_columns(m: sp.csr_array, new_of: np.ndarray, width: int) -> sp.csr_
     return sp.csr_array((m.data[keep], new[keep], before[m.indptr]), shape=(m.shape[0], width))
 
 
-def _split(poly: Poly, cols: _Columns, what: str):
+def split_poly(poly: Poly, cols: Columns, what: str):
     """Blocks of a Poly: constant, x-linear (rows × n CSR), θ-linear (rows × nθ CSR; None
     when the model has no θ), θ·x bilinear and x·x quadratic (COO tuples)."""
     lin = poly.lin
@@ -162,12 +162,15 @@ def _split(poly: Poly, cols: _Columns, what: str):
     return poly.const, ax, bt, bilinear, quad
 
 
-def assemble(bridged: Bridged, inst, *, label_rows: bool = False) -> LinearForm:
-    cols = _Columns(inst, bridged.width)
+def assemble(bridged: Problem, inst, *, label_rows: bool = False,
+             applied: Applied | None = None) -> LinearForm:
+    """The standard form of a problem whose objective and rows are polynomials (every atom
+    lowered): sparse matrices, with the maps from θ recorded."""
+    cols = Columns(inst, bridged.width)
     n, nt = cols.n, cols.n_theta
     sign = 1.0 if bridged.sense == "minimize" else -1.0
 
-    const, ax, bt, bil, quad = _split(bridged.objective, cols, "the objective")
+    const, ax, bt, bil, quad = split_poly(bridged.objective, cols, "the objective")
     c = np.asarray(ax.sum(axis=0)).ravel() * sign
     c0 = float(const.sum()) * sign
     c0_theta = np.zeros(0) if bt is None else np.asarray(bt.sum(axis=0)).ravel() * sign
@@ -187,14 +190,14 @@ def assemble(bridged: Bridged, inst, *, label_rows: bool = False) -> LinearForm:
     A_parts, R_parts, at_parts = [], [], []
     rl = np.empty(m)
     ru = np.empty(m)
-    names, labels = [], [] if label_rows else None
+    names, origins, labels = [], [], [] if label_rows else None
     at = 0
     for block in bodies:
         k = block.body.rows
-        bconst, bax, bbt, bbil, bquad = _split(block.body, cols, f"constraint `{block.name}`")
+        bconst, bax, bbt, bbil, bquad = split_poly(block.body, cols, f"constraint `{block.name}`")
         if len(bquad[0]):
             raise DflError(
-                f"constraint `{block.name.lstrip('#')}` is quadratic; this backend takes linear "
+                f"constraint `{block.name}` is quadratic; this backend takes linear "
                 "constraints only",
                 hint="use --backend cvxpy",
             )
@@ -204,8 +207,10 @@ def assemble(bridged: Bridged, inst, *, label_rows: bool = False) -> LinearForm:
         rl[at : at + k] = block.lo - bconst
         ru[at : at + k] = block.hi - bconst
         names.append((block.name, at, k))
+        origins.append(block.origin)
         if labels is not None:
-            labels.extend(block.labels or [f"{block.name}[{i}]" for i in range(k)])
+            owner = block.origin.describe(block.name) if block.origin else block.name
+            labels.extend(block.labels or [f"{owner}[{i}]" for i in range(k)])
         at += k
 
     A = _stack_rows(A_parts, n)
@@ -219,7 +224,8 @@ def assemble(bridged: Bridged, inst, *, label_rows: bool = False) -> LinearForm:
     return LinearForm(
         n=n, n_model=cols.nx, n_theta=nt, sign=sign, c=c, c0=c0, P=P, A=A, rl=rl, ru=ru,
         lb=lb, ub=ub, integer=integer, c_theta=c_theta, c0_theta=c0_theta,
-        row_theta=row_theta, a_theta=a_theta, row_names=names, row_labels=labels,
+        row_theta=row_theta, a_theta=a_theta, row_names=names, row_origins=origins,
+        row_labels=labels, applied=applied,
     )
 
 
@@ -239,7 +245,7 @@ def _stack_rows(blocks: list[sp.csr_array], width: int) -> sp.csr_array:
     return out
 
 
-def column_bounds(bridged: Bridged, inst) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def column_bounds(bridged: Problem, inst) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Bounds and integrality of the columns [x; aux]: the model's variables, then the
     bridges' auxiliaries (continuous). One concatenation each: fresh arrays the form owns."""
     variables = inst.variables

@@ -168,7 +168,7 @@ def _constraints(inst, form: SCMForm) -> None:
 
     from .bridges import bridge
     from .linear import assemble
-    from .reductions import rows_to_bounds
+    from .reductions.rows_to_bounds import rows_to_bounds
 
     ex = inst.compile()
     rows_only = replace(ex, objective=Poly.zeros(1, inst.width))  # the constraints' standard form

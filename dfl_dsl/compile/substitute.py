@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ..evaluate.nonlinear import NL
-from ..evaluate.poly import Poly, _quad_from_triplets
+from ..evaluate.nonlinear import NL, AtomNode
+from ..evaluate.poly import Poly, quad_from_triplets
 
 
 def substitute(poly: Poly, cols: np.ndarray, values: np.ndarray) -> Poly:
@@ -39,7 +39,7 @@ def substitute(poly: Poly, cols: np.ndarray, values: np.ndarray) -> Poly:
         keep_v += [qv[only_a] * value_of[a[only_a]], qv[only_b] * value_of[b[only_b]]]
         free = ~fa & ~fb
         if free.any():
-            quad, pairs = _quad_from_triplets(qr[free], a[free], b[free], qv[free], poly.rows,
+            quad, pairs = quad_from_triplets(qr[free], a[free], b[free], qv[free], poly.rows,
                                               width)
     lin = sp.coo_array(
         (np.concatenate(keep_v), (np.concatenate(keep_r), np.concatenate(keep_c))),
@@ -76,3 +76,21 @@ def uses(poly: Poly | NL, cols: np.ndarray) -> np.ndarray:
         touched = mask[poly.pairs[q.col, 0]] | mask[poly.pairs[q.col, 1]]
         hit[q.row[touched]] = True
     return hit
+
+
+def holds(node: AtomNode, cols: np.ndarray) -> bool:
+    """Whether any argument of `node` involves one of the symbols `cols`."""
+    return any(isinstance(a, (Poly, NL)) and uses(a, cols).any() for a in node.args)
+
+
+def fix(payload: Poly | NL, cols: np.ndarray, values: np.ndarray) -> Poly | NL:
+    """`payload` with the symbols `cols` fixed at `values`, inside atoms too."""
+    if isinstance(payload, Poly):
+        return substitute(payload, cols, values)
+    terms = [(m, fix_node(n, cols, values)) for m, n in payload.terms]
+    return NL(substitute(payload.poly, cols, values), terms)
+
+
+def fix_node(node: AtomNode, cols: np.ndarray, values: np.ndarray) -> AtomNode:
+    args = tuple(fix(a, cols, values) if isinstance(a, (Poly, NL)) else a for a in node.args)
+    return AtomNode(node.name, args, node.rows, node.starts, node.param)

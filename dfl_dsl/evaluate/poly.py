@@ -269,10 +269,10 @@ def _merge_quads(p: Poly, q: Poly):
     a = np.concatenate([pr[m.col, 0] for m, pr in parts])
     b = np.concatenate([pr[m.col, 1] for m, pr in parts])
     v = np.concatenate([m.data for m, _ in parts])
-    return _quad_from_triplets(rows, a, b, v, p.rows, p.width)
+    return quad_from_triplets(rows, a, b, v, p.rows, p.width)
 
 
-def _quad_from_triplets(rows, a, b, v, nrows: int, width: int):
+def quad_from_triplets(rows, a, b, v, nrows: int, width: int):
     lo, hi = np.minimum(a, b), np.maximum(a, b)
     pairs, inverse = _unique_pairs(lo, hi, width)
     quad = sp.coo_array((v, (rows, inverse)), shape=(nrows, len(pairs))).tocsr()
@@ -296,7 +296,7 @@ def _outer_rows(l1: sp.csr_array, l2: sp.csr_array) -> Poly:
     i2 = np.repeat(l2.indptr[:-1], count) + local % np.maximum(k2, 1)
     a, b = l1.indices[i1].astype(np.int64), l2.indices[i2].astype(np.int64)
     v = l1.data[i1] * l2.data[i2]
-    quad, pairs = _quad_from_triplets(rows, a, b, v, nrows, width)
+    quad, pairs = quad_from_triplets(rows, a, b, v, nrows, width)
     return Poly(np.zeros(nrows), Poly.zeros(nrows, width).lin, quad, pairs)
 
 
@@ -317,4 +317,4 @@ def _bilinear_groups(l1: sp.csr_array, l2: sp.csr_array, starts: np.ndarray):
     prod = sp.coo_array(left.T @ big)
     code = codes[prod.row]
     a, b = code % width, prod.col.astype(np.int64)
-    return _quad_from_triplets(code // width, a, b, prod.data, groups, width)
+    return quad_from_triplets(code // width, a, b, prod.data, groups, width)

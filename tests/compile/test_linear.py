@@ -8,7 +8,7 @@ import pytest
 from _helpers import bind
 
 import dfl_dsl as dfl
-from dfl_dsl.compile.linear import build_linear
+from dfl_dsl.compile.bridges import build_linear
 
 TEMPLATE = """
 set I; set K;

@@ -9,7 +9,7 @@ import pytest
 from _helpers import bind, poly_at
 
 from dfl_dsl import DflError
-from dfl_dsl.compile.linear import build_linear
+from dfl_dsl.compile.bridges import build_linear
 from dfl_dsl.evaluate.frame import Frame
 from dfl_dsl.evaluate.values import expand
 

@@ -14,9 +14,9 @@ import time
 import numpy as np
 import torch
 
-from ...compile.linear import build_linear
+from ...compile.bridges import build_linear
 from ...errors import DflError
-from ..common import RawResult, _row_labels, to_solution
+from ..common import RawResult, row_labels, to_solution
 from .admm import FLOAT32_EPS, Settings, solve
 from .forms import DenseForm
 from .policy import DeepPolicy, default_policy
@@ -84,7 +84,7 @@ def solve_instance(inst, *, time_limit=None, seed=None, device: str = "cpu",
 def _labels(inst, form, dense: DenseForm, rows: np.ndarray) -> list[str]:
     """Row labels: the model's constraint rows by name and index, bound rows by variable."""
     model_rows = [int(r) for r in rows if r < form.m]
-    labels = _row_labels(inst, form, model_rows) if model_rows else []
+    labels = row_labels(inst, form, model_rows) if model_rows else []
     for r in rows:
         if r >= form.m:
             labels.append(_bound_label(inst, int(dense.bound_cols[r - form.m])))

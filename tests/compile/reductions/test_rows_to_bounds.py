@@ -7,8 +7,8 @@ import pytest
 import scipy.sparse as sp
 from _helpers import bind
 
-from dfl_dsl.compile.linear import build_linear
-from dfl_dsl.compile.reductions import rows_to_bounds
+from dfl_dsl.compile.bridges import build_linear
+from dfl_dsl.compile.reductions.rows_to_bounds import rows_to_bounds
 
 MODEL = """
 var x >= -10 <= 10; var y >= -10 <= 10; var k integer >= -10 <= 10;

@@ -1,4 +1,6 @@
-"""Small reductions on the standard form, each separately tested."""
+"""RowsToBounds, on the assembled standard form: a row with a single variable and no predicted
+param (`lo <= a x_j <= hi`) is a bound on x_j, which solvers take for free (HiGHS's presolve
+would do the same; an IIS or a dual on such a row is then found on the unreduced form)."""
 
 from __future__ import annotations
 
@@ -7,7 +9,7 @@ from dataclasses import replace
 import numpy as np
 import scipy.sparse as sp
 
-from .linear import LinearForm
+from ..linear import LinearForm
 
 
 def rows_to_bounds(form: LinearForm) -> LinearForm:
@@ -31,9 +33,9 @@ def rows_to_bounds(form: LinearForm) -> LinearForm:
     on_aux = np.zeros(form.m, dtype=bool)
     on_aux[np.flatnonzero(single)[first >= form.n_model]] = True
     if on_aux.any():
-        named = np.zeros(form.m, dtype=bool)
-        for name, start, count_ in form.row_names:
-            if not name.startswith("#"):
+        named = np.zeros(form.m, dtype=bool)  # the model's rows and their scenario copies
+        for (_, start, count_), origin in zip(form.row_names, form.row_origins, strict=True):
+            if origin is None or origin.reduction == "scenario":
                 named[start : start + count_] = True
         if form.kept_rows is not None:
             named = named[form.kept_rows]
@@ -70,3 +72,26 @@ def rows_to_bounds(form: LinearForm) -> LinearForm:
         kept_rows=old_kept[keep],
         row_labels=[form.row_labels[i] for i in keep] if form.row_labels else None,
     )
+
+
+class RowsToBounds:
+    """`rows_to_bounds` as a reduction of the LinearForm (the `Reduction` protocol there)."""
+
+    name = "rows to bounds"
+
+    def accepts(self, form: LinearForm) -> bool:
+        return form.m > 0
+
+    def apply(self, form: LinearForm) -> LinearForm:
+        """The reduced form; its `kept_rows` is what `invert` needs."""
+        return rows_to_bounds(form)
+
+    @staticmethod
+    def invert(row_duals: np.ndarray, form: LinearForm) -> np.ndarray:
+        """Duals over every row of the unreduced form: a row turned into a bound has no dual
+        of its own (NaN)."""
+        if form.kept_rows is None:
+            return row_duals
+        full = np.full(sum(count for _, _, count in form.row_names), np.nan)
+        full[form.kept_rows] = row_duals
+        return full
