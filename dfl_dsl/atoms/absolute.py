@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..check.info import Curv, Sign
-from .base import DECR, INCR, NONMONO, Elementwise
+from .base import INCR, Elementwise, by_sign
 from .epigraph import PiecewiseLinear
 
 
@@ -16,9 +16,7 @@ class Abs(PiecewiseLinear, Elementwise):
         return Sign.NONNEG
 
     def monotonicity(self, i, args):
-        if args[i].sign.nonneg:
-            return INCR
-        return DECR if args[i].sign.nonpos else NONMONO
+        return by_sign(args[i])
 
     def numpy(self, args, param):
         return np.abs(args[0])

@@ -30,6 +30,14 @@ if TYPE_CHECKING:  # (annotations only: the modules are imported where they are 
 INCR, DECR, NONMONO = "increasing", "decreasing", "non-monotone"
 
 
+def by_sign(arg: Info) -> str:
+    """The monotonicity of a function of |x| that grows with it (abs, the norms, huber):
+    increasing on nonnegative arguments, decreasing on nonpositive ones."""
+    if arg.sign.nonneg:
+        return INCR
+    return DECR if arg.sign.nonpos else NONMONO
+
+
 class AtomError(Exception):
     """Raised by an atom on bad arguments; `arg` is the index of the offending argument."""
 

@@ -9,7 +9,7 @@ import scipy.sparse as sp
 
 from ..check.info import Curv, Sign
 from ..evaluate.poly import Poly
-from .base import DECR, INCR, NONMONO, GroupReduction
+from .base import GroupReduction, by_sign
 from .epigraph import PiecewiseLinear, check_direction, sides, weighted
 
 
@@ -20,9 +20,7 @@ class Norm(GroupReduction):
         return Sign.NONNEG
 
     def monotonicity(self, i, args):
-        if args[i].sign.nonneg:
-            return INCR
-        return DECR if args[i].sign.nonpos else NONMONO
+        return by_sign(args[i])
 
 
 class Norm1(PiecewiseLinear, Norm):

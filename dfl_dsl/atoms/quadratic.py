@@ -12,7 +12,6 @@ from ..errors import DflError
 from ..evaluate.poly import Poly
 from ..evaluate.values import Val, multiply, reduce_shape
 from .base import Atom, AtomError, GroupReduction
-from .norms import Norm
 from .shapes import fmt, same_dim
 
 
@@ -33,7 +32,7 @@ class SumSquares(GroupReduction):
         return self.vdeg(args)
 
     def monotonicity(self, i, args):
-        return Norm.monotonicity(self, i, args)
+        return by_sign(args[i])
 
     def evaluate(self, ev, node, frame):
         arg = ev.number(node.args[0], frame)
