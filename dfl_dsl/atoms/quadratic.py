@@ -11,7 +11,7 @@ from ..check.info import Curv, Sign
 from ..errors import DflError
 from ..evaluate.poly import Poly
 from ..evaluate.values import Val, multiply, reduce_shape
-from .base import Atom, AtomError, GroupReduction
+from .base import Atom, AtomError, GroupReduction, by_sign
 from .shapes import fmt, same_dim
 
 
