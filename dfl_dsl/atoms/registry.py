@@ -17,6 +17,7 @@ FAMILIES = (
     "linear",
     "constants",
     "risk",
+    "huber",
 )
 
 ATOMS: dict[str, Atom] = {atom.name: atom for family in FAMILIES
