@@ -18,6 +18,7 @@ FAMILIES = (
     "constants",
     "risk",
     "huber",
+    "log_sum_exp",
 )
 
 ATOMS: dict[str, Atom] = {atom.name: atom for family in FAMILIES
