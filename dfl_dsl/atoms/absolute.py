@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..check.info import Curv, Sign
-from .base import INCR, Elementwise, by_sign
-from .epigraph import PiecewiseLinear
+from .base import INCR, Elementwise, PiecewiseLinear, by_sign
 
 
 class Abs(PiecewiseLinear, Elementwise):

@@ -19,13 +19,14 @@ import numpy as np
 
 from ..check.info import Curv, Dim, Info, Sign
 from ..errors import DflError
-from ..evaluate.nonlinear import NL, AtomNode
-from ..evaluate.poly import Poly
-from ..evaluate.values import EvalError, Val
 
-if TYPE_CHECKING:  # (annotations only: the modules are imported where they are used)
+if TYPE_CHECKING:  # the evaluation's modules (scipy.sparse) are imported where they are used:
+    # the checker reads an atom's DCP facts without them
     from .. import ast
     from ..evaluate.frame import Frame
+    from ..evaluate.nonlinear import AtomNode
+    from ..evaluate.poly import Poly
+    from ..evaluate.values import Val
 
 INCR, DECR, NONMONO = "increasing", "decreasing", "non-monotone"
 
@@ -227,6 +228,9 @@ class Elementwise(Atom):
         return None
 
     def elementwise(self, ev: Evaluating, args: list[Val], param: Any = None) -> Val:
+        from ..evaluate.nonlinear import NL, AtomNode
+        from ..evaluate.values import EvalError, Val
+
         (arg,) = args
         if not arg.symbolic:
             data = np.asarray(arg.payload, dtype=float)
@@ -254,6 +258,9 @@ class GroupReduction(Atom):
         return self.grouped(ev, ev.number(node.args[0], frame), frame)
 
     def grouped(self, ev: Evaluating, arg: Val, frame: Frame) -> Val:
+        from ..evaluate.nonlinear import NL, AtomNode
+        from ..evaluate.values import Val
+
         if not arg.symbolic:
             data = np.asarray(arg.payload, dtype=float)
             axes = tuple(range(1 if arg.framed else 0, data.ndim))
@@ -263,3 +270,23 @@ class GroupReduction(Atom):
         starts = np.arange(0, lead * g + 1, max(g, 1), dtype=np.int64)
         node = AtomNode(self.name, (arg.payload,), lead, starts)
         return Val(NL.of(node, ev.width), arg.framed, ())
+
+
+class PiecewiseLinear(Atom):
+    """A convex or concave piecewise-linear atom: its epigraph (`epigraph.lower_piecewise`)
+    bounds each argument (elementwise) or each entry of its row group (a reduction) by a
+    variable t from above (convex) or below (concave)."""
+
+    pwl = True
+    smooth = False
+    two_sided = False  # |e|-like: t also bounds -e (abs, norm_inf)
+    floor = -np.inf  # a lower bound t may take for granted (pos: 0)
+
+    def aux_columns(self, node, scenarios=1):
+        return node.rows  # one t per output row
+
+    def lower(self, node, weights, sign, low):
+        from .epigraph import lower_piecewise
+
+        return lower_piecewise(node, weights, sign, low, convex=self.curvature is Curv.CONVEX,
+                               two_sided=self.two_sided, floor=self.floor)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 
 from ..check.info import Curv, Sign
-from ..evaluate.values import Val
 from .base import Atom, AtomError
 from .shapes import dim_of
 
@@ -30,6 +29,8 @@ class Constant(Atom):
             raise AtomError(f"`{self.name}` takes a scalar size", 0)
 
     def evaluate(self, ev, node, frame):
+        from ..evaluate.values import Val
+
         size = ev.int_scalar(node.args[0], frame, f"the size of `{self.name}`")
         data = self._make(size)
         return Val(data, False, data.shape)

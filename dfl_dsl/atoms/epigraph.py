@@ -4,9 +4,10 @@ hypograph for a concave one (maximized, bounded below): the optimum puts t on th
 value, so the lowered problem has the original's optimum (Boyd & Vandenberghe, "Convex
 Optimization", §4.1.3).
 
-The reduction that runs a lowering (compile/reductions.py, `Epigraphs`) hands each atom a
+The reduction that runs a lowering (compile/reductions/epigraphs.py) hands each atom a
 `Lowering`: where auxiliary columns and rows go, and how an argument becomes a `Poly` (atoms
-nested in it lowered in turn).
+nested in it lowered in turn). The atoms import this module when they lower, not before: the
+checker reads their DCP facts without scipy.
 """
 
 from __future__ import annotations
@@ -16,11 +17,9 @@ from typing import Protocol
 import numpy as np
 import scipy.sparse as sp
 
-from ..check.info import Curv
 from ..errors import DflError
 from ..evaluate.nonlinear import NL, AtomNode
 from ..evaluate.poly import Poly
-from .base import Atom
 
 
 class Lowering(Protocol):
@@ -82,37 +81,28 @@ def _direction_fits(node: AtomNode, matrix, sign: float, convex: bool) -> bool:
     return bool(np.all(eff >= 0) if convex else np.all(eff <= 0))
 
 
-class PiecewiseLinear(Atom):
-    """A convex or concave piecewise-linear atom: t bounds each argument (elementwise) or
-    each entry of its row group (a reduction) from above (convex) or below (concave)."""
-
-    pwl = True
-    smooth = False
-    two_sided = False  # |e|-like: t also bounds -e (abs, norm_inf)
-    floor = -np.inf  # a lower bound t may take for granted (pos: 0)
-
-    def aux_columns(self, node, scenarios=1):
-        return node.rows  # one t per output row
-
-    def lower(self, node: AtomNode, weights, sign: float, low: Lowering) -> Poly:
-        """`weights` combines the node's rows into one row (a vector), or into the rows of
-        the argument the atom is nested in (a sparse matrix, rows x node.rows)."""
-        convex = self.curvature is Curv.CONVEX
-        check_direction(node, weights, sign, convex)
-        w = low.width
-        t = low.new(node.rows, lower=self.floor)
-        if node.starts is None:
-            owner = np.arange(node.rows)
-            args = list(node.args)
+def lower_piecewise(node: AtomNode, weights, sign: float, low: Lowering, *, convex: bool,
+                    two_sided: bool = False, floor: float = -np.inf) -> Poly:
+    """The epigraph of a piecewise-linear atom (`base.PiecewiseLinear`): t bounds each
+    argument from above (`convex`) or below, and its negation too where `two_sided` (|e|);
+    `floor` is a lower bound t may take for granted (pos: 0). `weights` combines the node's
+    rows into one row (a vector), or into the rows of the argument the atom is nested in (a
+    sparse matrix, rows x node.rows)."""
+    check_direction(node, weights, sign, convex)
+    w = low.width
+    t = low.new(node.rows, lower=floor)
+    if node.starts is None:
+        owner = np.arange(node.rows)
+        args = list(node.args)
+    else:
+        owner = np.repeat(np.arange(node.rows), np.diff(node.starts))
+        args = [node.args[0]]
+    tt = Poly.symbols(t[owner], w)
+    for arg in args:
+        if convex:
+            for side in sides(arg, low) if two_sided else (1.0,):
+                a = low.argument(arg, side)
+                low.rows(node.name, tt - a if side > 0 else tt + a, 0.0, np.inf)
         else:
-            owner = np.repeat(np.arange(node.rows), np.diff(node.starts))
-            args = [node.args[0]]
-        tt = Poly.symbols(t[owner], w)
-        for arg in args:
-            if convex:
-                for side in sides(arg, low) if self.two_sided else (1.0,):
-                    a = low.argument(arg, side)
-                    low.rows(self.name, tt - a if side > 0 else tt + a, 0.0, np.inf)
-            else:
-                low.rows(self.name, tt - low.argument(arg, -1.0), -np.inf, 0.0)
-        return weighted(Poly.symbols(t, w), weights, w)
+            low.rows(node.name, tt - low.argument(arg, -1.0), -np.inf, 0.0)
+    return weighted(Poly.symbols(t, w), weights, w)

@@ -8,10 +8,7 @@ import math
 import numpy as np
 
 from ..check.info import Curv, Sign
-from ..evaluate.nonlinear import NL, AtomNode
-from ..evaluate.values import Val, expand, flat_data, out_shape
-from .base import INCR
-from .epigraph import PiecewiseLinear
+from .base import INCR, PiecewiseLinear
 from .shapes import broadcast
 
 
@@ -37,6 +34,9 @@ class Extreme(PiecewiseLinear):
         return INCR
 
     def evaluate(self, ev, node, frame):
+        from ..evaluate.nonlinear import NL, AtomNode
+        from ..evaluate.values import Val, expand, flat_data, out_shape
+
         args = [ev.number(a, frame) for a in node.args]
         shape = out_shape(*args)
         framed = any(a.framed for a in args)

@@ -17,9 +17,7 @@ import numpy as np
 
 from ..check.info import Curv, Sign
 from ..errors import DflError
-from ..evaluate.poly import Poly
 from .base import AtomError, Elementwise, by_sign
-from .epigraph import check_direction, weighted
 
 
 class Huber(Elementwise):
@@ -72,6 +70,9 @@ class Huber(Elementwise):
         return 2 * node.rows  # n and t per row
 
     def lower(self, node, weights, sign, low):
+        from ..evaluate.poly import Poly
+        from .epigraph import check_direction, weighted
+
         check_direction(node, weights, sign, True)
         w, m = low.width, _threshold(node.param)
         u = low.argument(node.args[0], 1.0)

@@ -3,14 +3,17 @@ polynomials themselves (no atom node): `trace(A @ B)` forms only the product's d
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import scipy.sparse as sp
 
 from .. import ast
 from ..check.info import Curv, Sign
 from ..errors import DflError
-from ..evaluate.values import EvalError, Val, inner, reduce_shape, transpose
 from .base import Atom, AtomError
+
+if TYPE_CHECKING:
+    from ..evaluate.values import Val
 
 
 class Linear(Atom):
@@ -27,6 +30,8 @@ class Sum(Linear):
         return ()
 
     def evaluate(self, ev, node, frame):
+        from ..evaluate.values import reduce_shape
+
         return reduce_shape(ev.number(node.args[0], frame), frame.n, ev.width)
 
 
@@ -46,6 +51,8 @@ class Trace(Linear):
         return self._trace(node, ev.number(node.args[0], frame), frame)
 
     def _trace(self, node: ast.Call, arg: Val, frame) -> Val:
+        from ..evaluate.values import Val
+
         if len(arg.shape) != 2 or arg.shape[0] != arg.shape[1]:
             raise DflError(f"trace needs a square matrix, got {list(arg.shape)}", node.pos)
         k = arg.shape[0]
@@ -61,6 +68,8 @@ class Trace(Linear):
         """trace(A @ B) = Σ_ik A[i, k] B[k, i]: the product's diagonal alone. Forming A @ B first
         costs p times more (p = its side): for trace(Xᵀ C X), X n × r, the r² entries of XᵀCX
         hold r²n² quadratic terms, the diagonal only rn²."""
+        from ..evaluate.values import inner, transpose
+
         product = node.args[0]
         a = ev.number(product.left, frame)
         b = ev.number(product.right, frame)
@@ -85,6 +94,10 @@ class Diag(Linear):
         return args[0].sign.plus(Sign.ZERO)
 
     def evaluate(self, ev, node, frame):
+        import scipy.sparse as sp
+
+        from ..evaluate.values import EvalError, Val
+
         arg = ev.number(node.args[0], frame)
         if len(arg.shape) == 2:
             k = min(arg.shape)

@@ -6,8 +6,6 @@ subtracts the largest entry first, so no exp overflows."""
 
 from __future__ import annotations
 
-from scipy.special import logsumexp
-
 from ..check.info import Curv
 from .base import INCR, GroupReduction
 
@@ -19,6 +17,8 @@ class LogSumExp(GroupReduction):
         return INCR
 
     def reduce(self, data, axes):
+        from scipy.special import logsumexp  # (heavy: imported where it is used)
+
         return logsumexp(data, axis=axes)
 
     def torch_groups(self, value, groups, param):

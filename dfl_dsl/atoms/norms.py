@@ -5,12 +5,9 @@ entries, the L0 penalty of a STIEFEL model; no curvature)."""
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 
 from ..check.info import Curv, Sign
-from ..evaluate.poly import Poly
-from .base import GroupReduction, by_sign
-from .epigraph import PiecewiseLinear, check_direction, sides, weighted
+from .base import GroupReduction, PiecewiseLinear, by_sign
 
 
 class Norm(GroupReduction):
@@ -42,6 +39,11 @@ class Norm1(PiecewiseLinear, Norm):
 
     def lower(self, node, weights, sign, low):
         """One s_i >= |e_i| per entry of the argument, and Σ_i s_i in place of each group."""
+        import scipy.sparse as sp
+
+        from ..evaluate.poly import Poly
+        from .epigraph import check_direction, sides, weighted
+
         check_direction(node, weights, sign, True)
         w = low.width
         arg = node.args[0]

@@ -9,8 +9,6 @@ import numpy as np
 from .. import ast
 from ..check.info import Curv, Sign
 from ..errors import DflError
-from ..evaluate.poly import Poly
-from ..evaluate.values import Val, multiply, reduce_shape
 from .base import Atom, AtomError, GroupReduction, by_sign
 from .shapes import fmt, same_dim
 
@@ -35,6 +33,9 @@ class SumSquares(GroupReduction):
         return by_sign(args[i])
 
     def evaluate(self, ev, node, frame):
+        from ..evaluate.poly import Poly
+        from ..evaluate.values import Val, multiply, reduce_shape
+
         arg = ev.number(node.args[0], frame)
         payload = arg.payload
         if arg.symbolic and isinstance(payload, Poly) and payload.degree <= 1:
@@ -101,6 +102,9 @@ class QuadForm(Atom):
         return None
 
     def evaluate(self, ev, node, frame):
+        from ..evaluate.poly import Poly
+        from ..evaluate.values import Val
+
         x, p = (ev.number(a, frame) for a in node.args)
         if p.symbolic or p.framed:
             raise DflError("quad_form's matrix must be fixed data", node.args[1].pos)

@@ -9,15 +9,18 @@ loss once per scenario, as the risk reduction (compile/reductions) fixes the sce
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..check.info import Curv
 from ..errors import DflError
-from ..evaluate.nonlinear import NL, AtomNode
-from ..evaluate.poly import Poly
-from ..evaluate.values import EvalError, Val
 from .base import INCR, Atom, AtomError
-from .epigraph import Lowering, weighted
+
+if TYPE_CHECKING:
+    from ..evaluate.nonlinear import AtomNode
+    from ..evaluate.poly import Poly
+    from .epigraph import Lowering
 
 
 class Risk(Atom):
@@ -66,6 +69,9 @@ class Risk(Atom):
         return super().compose(args[-1:], sense)
 
     def evaluate(self, ev, node, frame):
+        from ..evaluate.nonlinear import NL, AtomNode
+        from ..evaluate.values import EvalError, Val
+
         level = None
         if self.name == "cvar":
             alpha = ev.number(node.args[0], frame)
@@ -92,6 +98,9 @@ class Risk(Atom):
         """The lowered aggregate of the losses `per` (one Poly per scenario), combined by
         `weights` (see `epigraph.weighted`): the upper tail for a minimized loss or a bound
         from above, else the lower tail."""
+        from ..evaluate.poly import Poly
+        from .epigraph import weighted
+
         width, s_count = low.width, len(per)
         if self.name == "mean":
             total = per[0]
