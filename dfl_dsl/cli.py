@@ -17,6 +17,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from .backends.declarations import backend_help, option_help
 from .errors import DataWarning, DflError, InfeasibleError
 
 app = typer.Typer(
@@ -114,8 +115,7 @@ def solve(
     backend: Annotated[
         str,
         typer.Option(
-            "--backend", "-b",
-            help="auto | highs | pyomo | cvxpy | flexqp | obcd | fw | aapga (auto: by class).",
+            "--backend", "-b", help=backend_help(),
         ),
     ] = "auto",
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
@@ -130,14 +130,14 @@ def solve(
     seed: Annotated[int | None, typer.Option("--seed", help="Random seed.")] = None,
     write: Annotated[
         Path | None,
-        typer.Option("--write", help="pyomo: also write the model as .lp, .mps or .nl."),
+        typer.Option("--write", help=option_help("write")),
     ] = None,
     device: Annotated[
-        str, typer.Option(help="cpu | cuda: where the torch backends (flexqp, obcd, aapga) run.")
+        str, typer.Option(help=option_help("device"))
     ] = "cpu",
     variant: Annotated[
         str | None,
-        typer.Option(help="fw: pairwise | vanilla | short | primal-dual | optimistic."),
+        typer.Option(help=option_help("variant")),
     ] = None,
 ) -> None:
     """Solve MODEL with DATA and print the solution (exit 1 if it has none)."""

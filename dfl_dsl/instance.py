@@ -109,9 +109,9 @@ class Instance:
             name = pick(self.klass, backend)
         except DflError as exc:
             raise exc.located(self.model.filename, None) from None
-        solve = load_backend(name).solve_instance
-        check_options(name, solve, options)
-        return solve(self, time_limit=time_limit, seed=seed, **options)
+        check_options(name, options)
+        return load_backend(name).solve_instance(self, time_limit=time_limit, seed=seed,
+                                                 **options)
 
     def layer(self, method: str = "dbb", *, backend: str | None = None, **options):
         """A torch module from predicted params (leading batch axis) to decisions; `backend`

@@ -32,7 +32,6 @@ import torch
 from ..compile.scm import LOG1P, SQRT, SCMForm, build_scm, concave
 from ..solution import Solution
 
-CLASSES = frozenset({"SCM"})
 _EPS = 1e-8
 
 

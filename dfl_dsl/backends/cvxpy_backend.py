@@ -16,7 +16,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..atoms.registry import ATOMS
-from ..compile.bridges import CONIC, reduce_model
+from ..compile.bridges import for_backend, reduce_model
 from ..compile.linear import Columns, column_bounds, split_poly
 from ..compile.reductions.base import Applied
 from ..errors import DflError
@@ -25,7 +25,6 @@ from ..evaluate.poly import Poly
 from ..solution import Solution
 from .highs import silence_banner
 
-CLASSES = frozenset({"LP", "MILP", "QP", "SOCP"})
 
 @dataclass
 class CvxpyProblem:
@@ -130,7 +129,7 @@ def build(inst) -> CvxpyProblem:
 
 
 def _build(inst) -> CvxpyProblem:
-    bridged, applied = reduce_model(inst.compile(), inst, CONIC)
+    bridged, applied = reduce_model(inst.compile(), inst, for_backend(inst, "cvxpy"))
     cols = Columns(inst, bridged.width)
     lb, ub, integer = column_bounds(bridged, inst)
     flags = np.nonzero(integer)[0]

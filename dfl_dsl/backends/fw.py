@@ -31,7 +31,6 @@ from ..compile.linear import LinearForm
 from ..errors import DflError
 from ..solution import Solution
 
-CLASSES = frozenset({"SMOOTH-POLYTOPE"})
 VARIANTS = ("pairwise", "vanilla", "short", "primal-dual", "optimistic")
 
 

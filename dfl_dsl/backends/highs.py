@@ -18,7 +18,6 @@ import scipy.sparse as sp
 from ..compile.linear import LinearForm
 from .common import RawResult, optimal_without_columns, to_solution
 
-CLASSES = frozenset({"LP", "MILP", "QP"})
 _quiet = False
 
 

@@ -29,7 +29,6 @@ from ..compile.linear import LinearForm
 from ..errors import DflError
 from .common import RawResult, optimal_without_columns, to_solution
 
-CLASSES = frozenset({"LP", "MILP", "QP"})
 SOLVER = "highs"
 WRITE_FORMATS = {".lp": ProblemFormat.cpxlp, ".mps": ProblemFormat.mps, ".nl": ProblemFormat.nl}
 

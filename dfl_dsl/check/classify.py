@@ -1,6 +1,8 @@
-"""The model class of LANGUAGE.md §4, which picks the default backend:
-LP, MILP, QP, MIQP, SOCP (convex by DCP), SCM, STIEFEL, with the SMOOTH-POLYTOPE tag where
-Frank-Wolfe applies. A model that fits no class is refused with the reason and its position.
+"""The model's form (forms.py: its objective, its rows and its traits, as the checker found
+them) and the class of LANGUAGE.md §4 it lowers to: LP, MILP, QP, MIQP, SOCP (convex by DCP),
+SCM, STIEFEL, with the SMOOTH-POLYTOPE tag where Frank-Wolfe applies. The backends' chains are
+planned from the form (backends/chains.py). A model that fits no form is refused with the
+reason and its position.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from dataclasses import dataclass
 from .. import ast
 from ..atoms.registry import FUNCTIONS
 from ..errors import DflError
+from ..forms import Form, class_name
 from .checker import Checker
 from .dcp import culprit, fits
 from .info import Info, Sign
@@ -33,6 +36,7 @@ class ModelClass:
     tags: tuple[str, ...] = ()
     scenarios: bool = False  # has `uncertain` params: decided over scenarios
     predicted: bool = False
+    form: Form = Form("linear")  # what the backends' chains are planned from (forms.py)
 
     @property
     def description(self) -> str:
@@ -60,28 +64,35 @@ def classify(checker: Checker) -> ModelClass:
 def _classify(checker: Checker) -> ModelClass:
     vars_ = [s for s in checker.symbols.values() if isinstance(s, Indexed) and s.kind == "var"]
     domains = {v.decl.domain for v in vars_}
-    has_int = bool(domains & {"binary", "integer"})
     params = [s for s in checker.symbols.values() if isinstance(s, Indexed) and s.kind == "param"]
     scenarios = any(p.decl.is_uncertain for p in params)
     predicted = any(p.decl.is_predicted for p in params)
-    objective = checker.objective
-    obj = checker.info(objective.body) if objective is not None else Info()
-    sense = objective.sense if objective is not None else "minimize"
-    cons = checker.constraint_infos
-    # linear rows once bridged: affine, or piecewise-linear atoms in the direction the checker
-    # let through (convex bounded above, concave below; none in `==` rows or chains), which
-    # the epigraph bridge turns into linear rows (compile/bridges.py)
-    affine_cons = all(_linear_row(i) for i in cons.values())
-    plain_cons = all(i.vdeg is not None and i.vdeg <= 1 for i in cons.values())
+    traits = {name for name, has in (
+        ("integer", bool(domains & {"binary", "integer"})), ("scenarios", scenarios),
+        ("predicted", predicted), ("risk", _has_risk(checker))) if has}
 
-    def make(name: str, tags: tuple[str, ...] = ()) -> ModelClass:
-        return ModelClass(name, tags, scenarios, predicted)
+    def make(objective: str, rows: str = "linear", *extra: str) -> ModelClass:
+        form = Form(objective, rows, frozenset(traits | set(extra)))
+        tags = ("SMOOTH-POLYTOPE",) if "bounded" in form.traits else ()
+        return ModelClass(class_name(form), tags, scenarios, predicted, form)
 
     if "stiefel" in domains:
         _check_stiefel(checker, vars_)
-        return make("STIEFEL")
+        return make("stiefel")
+    rows = _rows_form(checker, "integer" in traits)
+    objective, extra = _objective_form(checker, vars_, rows, "integer" in traits)
+    return make(objective, rows, *extra)
 
-    if not affine_cons and has_int:
+
+def _rows_form(checker: Checker, has_int: bool) -> str:
+    """linear (affine rows), piecewise (atoms the epigraphs make linear: convex ones bounded
+    above, concave ones below; the checker refused the other directions) or conic."""
+    cons = checker.constraint_infos
+    if all(i.vdeg is not None and i.vdeg <= 1 for i in cons.values()):
+        return "linear"
+    if all(_linear_row(i) for i in cons.values()):
+        return "piecewise"
+    if has_int:
         name = next(n for n, i in cons.items() if not _linear_row(i))
         decl = checker.symbols[name].decl
         raise DflError(
@@ -90,32 +101,36 @@ def _classify(checker: Checker) -> ModelClass:
             hint="keep the constraints linear (abs, pos, max, min, norm1 and norm_inf bounded "
                  "in the convex direction are), or relax the integrality",
         )
+    return "conic"
 
+
+def _objective_form(checker: Checker, vars_: list[Indexed], rows: str,
+                    has_int: bool) -> tuple[str, tuple[str, ...]]:
+    """The objective's form (forms.py), and the `bounded` trait where Frank–Wolfe applies; a
+    model that fits no form is refused with the reason and its position."""
+    objective = checker.objective
+    obj = checker.info(objective.body) if objective is not None else Info()
     if obj.vdeg is not None and obj.vdeg <= 1:
-        if affine_cons:
-            return make("MILP" if has_int else "LP")
-        return make("SOCP")
-
+        return "linear", ()
+    sense = objective.sense
     want_ok = obj.curv.is_convex if sense == "minimize" else obj.curv.is_concave
     if obj.vdeg == 2:
         if not want_ok:
             _refuse_curvature(checker, objective)
-        if affine_cons:
-            if has_int:
-                return make("MIQP")
-            # (Frank–Wolfe needs bounded columns: epigraph variables may not be)
-            return make("QP", _smooth_polytope_tag(checker, vars_) if plain_cons else ())
-        return make("SOCP")
-
+        # (Frank–Wolfe needs bounded columns: epigraph variables may not be)
+        bounded = rows == "linear" and not has_int and _smooth_polytope(checker, vars_)
+        return "quadratic", ("bounded",) if bounded else ()
     # the objective holds a nonlinear atom applied to variables
-    if want_ok and obj.pwl and affine_cons:  # an epigraph bridge makes it linear
-        return make("MILP" if has_int else "LP")
-    if want_ok and obj.ldeg == 2 and affine_cons and not has_int:  # ... or quadratic
-        return make("QP")
-    binary_only = domains == {"binary"}
+    if want_ok and obj.pwl:  # an epigraph makes it linear ...
+        return "piecewise", ()
+    if want_ok and obj.ldeg == 2 and not has_int:  # ... or quadratic
+        return "lowerable", ()
+    binary_only = {v.decl.domain for v in vars_} == {"binary"}
     # (SCM's methods take linear rows over x alone: no epigraph variables)
-    if sense == "maximize" and binary_only and affine_cons and _is_scm(checker, objective.body):
-        if not plain_cons:
+    if sense == "maximize" and binary_only and rows != "conic" and _is_scm(checker,
+                                                                             objective.body):
+        if rows != "linear":
+            cons = checker.constraint_infos
             name = next(n for n, i in cons.items() if not (i.vdeg is not None and i.vdeg <= 1))
             raise DflError(
                 "an SCM model (a submodular objective over binary variables) takes affine "
@@ -123,7 +138,7 @@ def _classify(checker: Checker) -> ModelClass:
                 checker.symbols[name].decl.body.pos,
                 hint="write the constraint without abs, pos, max, min or norms",
             )
-        return make("SCM")
+        return "scm", ()
     if not want_ok:
         _refuse_curvature(checker, objective)
     if has_int:
@@ -135,7 +150,15 @@ def _classify(checker: Checker) -> ModelClass:
         )
     # no SMOOTH-POLYTOPE tag here: the fw backend works on the quadratic standard form
     # (½xᵀPx + cᵀx), which `exp` or `log` has no place in
-    return make("SOCP")
+    return "conic", ()
+
+
+def _has_risk(checker: Checker) -> bool:
+    """A risk measure (mean, cvar, worst) is written in the objective or a constraint."""
+    roots = [checker.objective] if checker.objective is not None else []
+    roots += checker.constraints
+    return any(isinstance(n, ast.Call) and n.func in FUNCTIONS and FUNCTIONS[n.func].risk
+               for root in roots for n in ast.walk(root))
 
 
 def _linear_row(info: Info) -> bool:
@@ -144,19 +167,16 @@ def _linear_row(info: Info) -> bool:
     return (info.vdeg is not None and info.vdeg <= 1) or info.pwl
 
 
-def _smooth_polytope_tag(checker: Checker, vars_: list[Indexed]) -> tuple[str, ...]:
+def _smooth_polytope(checker: Checker, vars_: list[Indexed]) -> bool:
     """Frank-Wolfe's home: a convex quadratic objective (the only caller is the continuous QP
     branch, so it is smooth) over linear constraints on a bounded set. Statically we ask every
     variable to be bounded below and the constraints to cap them."""
     for v in vars_:
         kinds = {a.kind for a in v.decl.attrs}
         if not kinds & {">=", "box"}:
-            return ()
-    if not checker.constraints and not all(
-        "box" in {a.kind for a in v.decl.attrs} for v in vars_
-    ):
-        return ()
-    return ("SMOOTH-POLYTOPE",)
+            return False
+    return bool(checker.constraints) or all(
+        "box" in {a.kind for a in v.decl.attrs} for v in vars_)
 
 
 # ---------------------------------------------------------------------- structure

@@ -1,11 +1,15 @@
 """Bridges, as MathOptInterface calls them: the chains of reductions (compile/reductions) that
-rewrite what a backend lacks into what it has. An LP/QP backend gets every atom lowered
-(`LINEAR`: symbolic bounds, risk measures, the scenario split, epigraphs), a conic one keeps
-the atoms CVXPY takes as they are (`CONIC`); `build_linear` then assembles the standard form
-and turns single-variable rows into bounds."""
+rewrite what a backend lacks into what it has. The steps are the ones the chain search planned
+from the model's form (backends/chains.py) — for the standard form of the LP/QP backends every
+atom lowered, for CVXPY the atoms it takes kept — after SymbolicBounds, which every chain
+starts with; `build_linear` then assembles the standard form and turns single-variable rows
+into bounds. Where no plan exists the whole chain runs, so the step that can't go on says
+why."""
 
 from __future__ import annotations
 
+from ..backends.chains import plan, plan_to, standard_form
+from ..backends.declarations import BY_NAME
 from ..errors import DflError
 from .expand import Expanded
 from .linear import LinearForm, assemble
@@ -19,6 +23,19 @@ from .reductions.scenarios import ScenarioSplit
 
 CONIC: tuple[Reduction, ...] = (SymbolicBounds(), RiskMeasures(), ScenarioSplit())
 LINEAR: tuple[Reduction, ...] = (*CONIC, Epigraphs())
+_BY_NAME = {r.name: r for r in LINEAR}
+
+
+def chain(steps: tuple[str, ...] | None, whole: tuple[Reduction, ...]) -> tuple[Reduction, ...]:
+    """The reductions of planned `steps` (`whole` where none was found)."""
+    if steps is None:
+        return whole
+    return (LINEAR[0], *(_BY_NAME[name] for name in steps))
+
+
+def for_backend(inst, backend: str) -> tuple[Reduction, ...]:
+    """The chain planned to `backend` from the model's form."""
+    return chain(plan(inst.klass.form, BY_NAME[backend]), CONIC)
 
 
 def reduce_model(ex: Expanded, inst, reductions: tuple[Reduction, ...], *,
@@ -39,7 +56,8 @@ def build_linear(inst, *, label_rows: bool = False, reduce: bool = True) -> Line
     """The LP/MILP/QP standard form of a bound instance; `reduce` turns single-variable rows
     into bounds (off for a backend that reports each row's violation)."""
     try:
-        problem, applied = reduce_model(inst.compile(), inst, LINEAR, label_rows=label_rows)
+        steps = chain(plan_to(inst.klass.form, standard_form), LINEAR)
+        problem, applied = reduce_model(inst.compile(), inst, steps, label_rows=label_rows)
         form = assemble(problem, inst, label_rows=label_rows, applied=applied)
     except DflError as exc:
         raise exc.located(inst.model.filename, inst.model.source) from None

@@ -8,7 +8,5 @@ from .backend import solve_instance
 from .policy import DeepPolicy, default_policy
 from .problem import QPBatch
 
-CLASSES = frozenset({"QP", "LP"})
-
-__all__ = ["CLASSES", "DeepPolicy", "QPBatch", "Result", "Settings", "default_policy", "solve",
+__all__ = ["DeepPolicy", "QPBatch", "Result", "Settings", "default_policy", "solve",
            "solve_instance"]

@@ -19,17 +19,14 @@ import time
 from ...compile.stiefel import build_stiefel
 from ...errors import DflError
 from ...solution import Solution
-from .. import check_options
 from .solver import OBCDResult, obcd
 
-CLASSES = frozenset({"STIEFEL"})
-__all__ = ["CLASSES", "OBCDResult", "obcd", "solve_instance"]
+__all__ = ["OBCDResult", "obcd", "solve_instance"]
 
 
 def solve_instance(inst, *, time_limit=None, seed=None, device: str = "cpu", **opts) -> Solution:
     """Options: k, strategy (random|cyclic|greedy), score (or|sv), batch, sample, max_rounds,
     tol, X0 (a starting point)."""
-    check_options("obcd", obcd, opts)
     start = time.perf_counter()
     form = build_stiefel(inst)
     try:
