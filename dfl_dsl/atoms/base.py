@@ -70,6 +70,7 @@ class Atom:
     risk = False  # aggregates a loss over the scenarios of `uncertain` params
     scm = False  # a concave nondecreasing φ of the SCM class (sum of concave over modular)
     stiefel_penalty: str | None = None  # the separable h(X) of a STIEFEL model it stands for
+    ball = False  # `atom(x) <= r` is a norm ball whose structure the lowering declares
 
     # ---- shape and sign
     def shape(self, args: Sequence[Info]) -> tuple[Dim, ...]:

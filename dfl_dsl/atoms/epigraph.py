@@ -12,6 +12,7 @@ checker reads their DCP facts without scipy.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
@@ -20,6 +21,16 @@ import scipy.sparse as sp
 from ..errors import DflError
 from ..evaluate.nonlinear import NL, AtomNode
 from ..evaluate.poly import Poly
+
+
+@dataclass(frozen=True)
+class L1Pairs:
+    """|x_i| <= s_i for columns x and s (norm1's epigraph of plain variables): the structure of
+    an L1 ball the lowering knows it wrote, so a backend reads it instead of finding it in the
+    matrix (Frank–Wolfe's closed-form linear oracle)."""
+
+    x: np.ndarray
+    s: np.ndarray
 
 
 class Lowering(Protocol):
@@ -37,6 +48,9 @@ class Lowering(Protocol):
 
     def convex(self, node: AtomNode) -> bool:
         """Whether the atom of a nested node is convex (else concave)."""
+
+    def declare(self, structure: L1Pairs) -> None:
+        """A structure the rows just written have, for the backends to read."""
 
 
 def weighted(p: Poly, weights, width: int) -> Poly:

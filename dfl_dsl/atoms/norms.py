@@ -21,7 +21,7 @@ class Norm(GroupReduction):
 
 
 class Norm1(PiecewiseLinear, Norm):
-    name, stiefel_penalty = "norm1", "l1"
+    name, stiefel_penalty, ball = "norm1", "l1", True
 
     def reduce(self, data, axes):
         return np.abs(data).sum(axis=axes)
@@ -42,7 +42,7 @@ class Norm1(PiecewiseLinear, Norm):
         import scipy.sparse as sp
 
         from ..evaluate.poly import Poly
-        from .epigraph import check_direction, sides, weighted
+        from .epigraph import L1Pairs, check_direction, sides, weighted
 
         check_direction(node, weights, sign, True)
         w = low.width
@@ -53,8 +53,23 @@ class Norm1(PiecewiseLinear, Norm):
         for side in both:
             a = low.argument(arg, side)
             low.rows("norm1", sym - a if side > 0 else sym + a, 0.0, np.inf)
+        columns = _plain_columns(arg)
+        if columns is not None and len(both) == 2:
+            low.declare(L1Pairs(columns, s))
         owner = np.repeat(np.arange(node.rows), np.diff(node.starts))
         return weighted(sym, weights[:, owner] if sp.issparse(weights) else weights[owner], w)
+
+
+def _plain_columns(arg) -> np.ndarray | None:
+    """The columns of z an argument takes, when each of its rows is one of them, as is."""
+    from ..evaluate.poly import Poly
+
+    if not isinstance(arg, Poly) or arg.degree != 1 or arg.const.any():
+        return None
+    lin = arg.lin.tocsr()
+    if not np.array_equal(np.diff(lin.indptr), np.ones(arg.rows)) or np.any(lin.data != 1.0):
+        return None
+    return lin.indices.astype(np.int64)
 
 
 class NormInf(PiecewiseLinear, Norm):

@@ -44,10 +44,10 @@ class _LMO:
       {0 <= x <= 1, Σx = k} (the k-sparse polytope split as x = p − q), a knapsack row, the
       partition polytope, a box. Closed form: in each row, the fractional-knapsack greedy by
       gradient per coefficient;
-    * `l1`: |x_i| <= s_i written as the two rows s − x >= 0, s + x >= 0, and rows of the
-      `blocks` kind over s — the L1 ball Σs <= r, or with |x_i| <= 1 the k-sparse polytope
-      {‖x‖∞ <= 1, ‖x‖₁ <= k}. Each coordinate then costs ∂s − |∂x| per unit of s, a `blocks`
-      problem over s;
+    * `l1`: the L1 ball `norm1(x) <= r` — |x_i| <= s_i as norm1's epigraph declared it on the
+      form (`LinearForm.l1_pairs`), and rows of the `blocks` kind over s — or with |x_i| <= 1
+      the k-sparse polytope {‖x‖∞ <= 1, ‖x‖₁ <= k}. Each coordinate then costs ∂s − |∂x| per
+      unit of s, a `blocks` problem over s;
     * `highs`: any other polytope, by HiGHS with a warm start.
     """
 
@@ -57,7 +57,7 @@ class _LMO:
         blocks = _Blocks.detect(form.A, form.rl, form.ru, form.lb, form.ub)
         if blocks is not None:
             self.kind, self.blocks = "blocks", blocks
-        elif (l1 := _L1.detect(form)) is not None:
+        elif (l1 := _L1.of(form)) is not None:
             self.kind, self.l1 = "l1", l1
         else:
             from .highs import HighsModel
@@ -165,46 +165,24 @@ class _L1:
         self.lb, self.ub = lb, ub
 
     @staticmethod
-    def detect(form: LinearForm) -> _L1 | None:
-        A = sp.csr_array(form.A)
-        if A.shape[0] == 0:
+    def of(form: LinearForm) -> _L1 | None:
+        """The pairs |x_i| <= s_i norm1's epigraph declared (`form.l1_pairs`, its rows
+        s − x >= 0 and s + x >= 0), when every other row is over s alone."""
+        if not form.l1_pairs:
             return None
-        n = form.n
-        counts = np.diff(A.indptr)
-        pair = np.nonzero(counts == 2)[0]
-        if not len(pair):
-            return None
-        cols = A.indices[A.indptr[pair][:, None] + np.arange(2)]
-        vals = A.data[A.indptr[pair][:, None] + np.arange(2)]
-        # each pair row reads ±x_i + s_i >= 0 (or its negation); s is the column whose
-        # coefficient has the sign that makes the row a lower bound on s
-        lower = np.isfinite(form.rl[pair]) & ~np.isfinite(form.ru[pair]) & (form.rl[pair] == 0)
-        upper = ~np.isfinite(form.rl[pair]) & np.isfinite(form.ru[pair]) & (form.ru[pair] == 0)
-        if not np.all(lower | upper) or not np.allclose(np.abs(vals), np.abs(vals[:, :1])):
-            return None
-        sign = np.where(lower, 1.0, -1.0)[:, None] * vals  # as `>= 0` rows
-        if not np.all((sign > 0).any(1)):
-            return None
-        both = (sign > 0).all(1)  # s + x >= 0: which is s is decided by the partner row
-        s_of = np.where(sign[:, 0] > 0, cols[:, 0], cols[:, 1])
-        x_of = np.where(sign[:, 0] > 0, cols[:, 1], cols[:, 0])
-        minus = ~both
-        s_of[minus] = cols[minus][sign[minus] > 0]
-        x_of[minus] = cols[minus][sign[minus] < 0]
-        ss = np.unique(s_of[minus])
-        if len(ss) != minus.sum():
-            return None
-        x_for = dict(zip(s_of[minus].tolist(), x_of[minus].tolist(), strict=True))
-        s_for_both = np.where(np.isin(cols[both, 0], ss), cols[both, 0], cols[both, 1])
-        x_for_both = np.where(np.isin(cols[both, 0], ss), cols[both, 1], cols[both, 0])
-        if len(s_for_both) != len(ss) or set(s_for_both.tolist()) != set(ss.tolist()):
-            return None
-        if any(x_for[s] != x for s, x in zip(s_for_both.tolist(), x_for_both.tolist(),
-                                              strict=True)):
-            return None
-        xs = np.array([x_for[s] for s in ss.tolist()])
+        xs = np.concatenate([p.x for p in form.l1_pairs])
+        ss = np.concatenate([p.s for p in form.l1_pairs])
+        order = np.argsort(ss)
+        xs, ss = xs[order], ss[order]
         if len(np.unique(xs)) != len(xs) or np.intersect1d(xs, ss).size:
             return None
+        A = sp.csr_array(form.A)
+        pair_of = np.full(form.n, -1)
+        pair_of[xs] = pair_of[ss] = np.arange(len(ss))
+        two = np.flatnonzero(np.diff(A.indptr) == 2)
+        cols = A.indices[A.indptr[two][:, None] + np.arange(2)]
+        owner = pair_of[cols]
+        pair = two[(owner[:, 0] >= 0) & (owner[:, 0] == owner[:, 1])]
         rest_rows = np.setdiff1d(np.arange(A.shape[0]), pair)
         sub = A[rest_rows]
         if sub.nnz and not np.isin(sub.tocoo().col, ss).all():
@@ -219,7 +197,7 @@ class _L1:
         blocks = _Blocks.detect(sp.hstack([sub[:, ss], sub[:, ss]]), form.rl[rest_rows],
                                 form.ru[rest_rows], np.zeros(2 * len(ss)),
                                 np.concatenate([cap, beyond]))
-        rest = np.setdiff1d(np.arange(n), np.concatenate([xs, ss]))
+        rest = np.setdiff1d(np.arange(form.n), np.concatenate([xs, ss]))
         if blocks is None or not np.all(np.isfinite(form.lb[rest]) & np.isfinite(form.ub[rest])):
             return None
         return _L1(xs, ss, blocks, rest, form.lb, form.ub)

@@ -117,8 +117,10 @@ def _objective_form(checker: Checker, vars_: list[Indexed], rows: str,
     if obj.vdeg == 2:
         if not want_ok:
             _refuse_curvature(checker, objective)
-        # (Frank–Wolfe needs bounded columns: epigraph variables may not be)
-        bounded = rows == "linear" and not has_int and _smooth_polytope(checker, vars_)
+        # (Frank–Wolfe needs bounded columns: epigraph variables may not be, but a norm
+        # ball's are, and its lowering declares its structure)
+        bounded = (not has_int and (rows == "linear" or _balls(checker))
+                   and _smooth_polytope(checker, vars_))
         return "quadratic", ("bounded",) if bounded else ()
     # the objective holds a nonlinear atom applied to variables
     if want_ok and obj.pwl:  # an epigraph makes it linear ...
@@ -151,6 +153,22 @@ def _objective_form(checker: Checker, vars_: list[Indexed], rows: str,
     # no SMOOTH-POLYTOPE tag here: the fw backend works on the quadratic standard form
     # (½xᵀPx + cᵀx), which `exp` or `log` has no place in
     return "conic", ()
+
+
+def _balls(checker: Checker) -> bool:
+    """Every constraint is affine or a norm ball `norm1(e) <= data`."""
+    for c in checker.constraints:
+        info = checker.constraint_infos[c.name]
+        if info.vdeg is not None and info.vdeg <= 1:
+            continue
+        body = c.body
+        if not (isinstance(body, ast.Compare) and body.ops == ("<=",)):
+            return False
+        lhs, rhs = body.operands
+        if not (isinstance(lhs, ast.Call) and FUNCTIONS[lhs.func].ball
+                and checker.info(rhs).is_data):
+            return False
+    return True
 
 
 def _has_risk(checker: Checker) -> bool:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
+from ..atoms.epigraph import L1Pairs
 from ..errors import DflError
 from ..evaluate.poly import Poly
 from .problem import Origin, Problem
@@ -45,6 +46,7 @@ class LinearForm:
     row_labels: list[str] | None = None
     kept_rows: np.ndarray | None = None  # original row of each row (after RowsToBounds)
     applied: Applied | None = None  # the reductions that made it: duals map back through them
+    l1_pairs: list[L1Pairs] = field(default_factory=list)  # L1 balls the epigraphs wrote
 
     @property
     def m(self) -> int:
@@ -226,6 +228,8 @@ def assemble(bridged: Problem, inst, *, label_rows: bool = False,
         lb=lb, ub=ub, integer=integer, c_theta=c_theta, c0_theta=c0_theta,
         row_theta=row_theta, a_theta=a_theta, row_names=names, row_origins=origins,
         row_labels=labels, applied=applied,
+        l1_pairs=[L1Pairs(cols.var_of[p.x], cols.var_of[p.s]) for p in bridged.structures
+                  if isinstance(p, L1Pairs)],
     )
 
 

@@ -60,6 +60,7 @@ class Problem:
     # the columns of z the uncertain params take, and their scenarios (S × columns)
     uncertain: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     scenarios: np.ndarray = field(default_factory=lambda: np.zeros((1, 0)))
+    structures: list = field(default_factory=list)  # what the lowerings declared (L1Pairs)
 
     @staticmethod
     def of(ex: Expanded, inst, *, label_rows: bool = False) -> Problem:

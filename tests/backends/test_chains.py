@@ -27,6 +27,9 @@ def test_the_fewest_steps_to_each_backend():
     ("var x; minimize o: abs(x - 1);", ["highs", "pyomo", "cvxpy", "flexqp"]),
     ("var x; minimize o: x^2;", ["highs", "cvxpy", "pyomo", "flexqp"]),
     ("var x in [0, 1]; minimize o: x^2;", ["highs", "cvxpy", "pyomo", "flexqp", "fw"]),
+    ("var x in [0, 1]; minimize o: x^2 + abs(x - 1);", ["highs", "cvxpy", "pyomo", "flexqp"]),
+    ("var x{1..3} >= -1 <= 1; minimize o: sum{i in 1..3} (x[i] - 2)^2;\n"
+     "subject to ball: norm1(x) <= 1;", ["highs", "cvxpy", "pyomo", "flexqp", "fw"]),
     ("var x binary; minimize o: x^2;", []),  # MIQP
     ("var x; minimize o: norm2(x - 1);", ["cvxpy"]),
     ("var x; minimize o: huber(x - 1);", ["highs", "cvxpy", "pyomo", "flexqp"]),
@@ -37,3 +40,10 @@ def test_the_fewest_steps_to_each_backend():
 ])
 def test_the_backends_a_model_goes_to(text, backends):
     assert accepting(dfl.parse(text).klass) == backends
+
+
+def test_frank_wolfe_solves_a_norm_ball_from_its_declared_pairs():
+    inst = dfl.parse("var x{1..3} >= -1 <= 1; minimize o: sum{i in 1..3} (x[i] - 2)^2;\n"
+                     "subject to ball: norm1(x) <= 1;").bind({})
+    assert len(inst.linear_form().l1_pairs) == 1
+    assert inst.solve("fw").objective == pytest.approx(inst.solve("highs").objective, abs=1e-6)

@@ -29,14 +29,14 @@ MODELS = {
     "split_k_sparse": ("var p[n] >= 0 <= 1; var q[n] >= 0 <= 1;"
                        "minimize d: sum_squares(p - q - x0);"
                        "subject to k: sum(p) + sum(q) <= 2.5;", "blocks"),
-    "l1_ball": ("var x[n] >= -inf; var s[n] >= 0;" + OBJ
-                + "subject to up{i in 0..n-1}: x[i] <= s[i];"
-                + "subject to down{i in 0..n-1}: -s[i] <= x[i];"
-                + "subject to r: sum(s) <= 1.5;", "l1"),
-    "k_sparse": ("var x[n] >= -1 <= 1; var s[n] >= 0;" + OBJ
-                 + "subject to up{i in 0..n-1}: x[i] - s[i] <= 0;"
-                 + "subject to down{i in 0..n-1}: x[i] + s[i] >= 0;"
-                 + "subject to k: sum(s) <= 2.5;", "l1"),
+    # norm balls: the L1 oracle reads the pairs |x_i| <= s_i norm1's epigraph declared
+    "l1_ball": ("var x[n] >= -inf;" + OBJ + "subject to r: norm1(x) <= 1.5;", "l1"),
+    "k_sparse": ("var x[n] >= -1 <= 1;" + OBJ + "subject to k: norm1(x) <= 2.5;", "l1"),
+    # the same ball written out by hand: no declared structure, so HiGHS is the oracle
+    "l1_rows": ("var x[n] >= -1 <= 1; var s[n] >= 0;" + OBJ
+                + "subject to up{i in 0..n-1}: x[i] - s[i] <= 0;"
+                + "subject to down{i in 0..n-1}: x[i] + s[i] >= 0;"
+                + "subject to k: sum(s) <= 2.5;", "highs"),
     "overlapping": ("var x[n] >= 0 <= 1;" + OBJ
                     + "subject to a: x[0] + x[1] + x[2] <= 1;"
                     + "subject to b: x[2] + x[3] <= 1;", "highs"),

@@ -10,6 +10,8 @@ is the multiplier of the original convex constraint.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -27,8 +29,10 @@ class Lowering:
     rows appended to `out` in the name of `owner`, arguments lowered with their nested
     atoms."""
 
-    def __init__(self, aux: Aux, out: list[RowBlock], owner: str = "") -> None:
+    def __init__(self, aux: Aux, out: list[RowBlock], owner: str = "",
+                 structures: list | None = None) -> None:
         self.aux, self.out, self.owner = aux, out, owner
+        self.structures = structures if structures is not None else []
         self.width = aux.end
 
     def new(self, k: int, lower: float = -np.inf, upper: float = np.inf) -> np.ndarray:
@@ -57,6 +61,9 @@ class Lowering:
 
     def convex(self, node: AtomNode) -> bool:
         return ATOMS[node.name].curvature is Curv.CONVEX
+
+    def declare(self, structure) -> None:
+        self.structures.append(structure)
 
 
 def aux_columns(payload, scenarios: int = 1) -> int:
@@ -89,14 +96,15 @@ class Epigraphs(Reduction):
         count = (sum(aux_columns(part) for plan in plans.values() for _, sign, part in plan
                      if sign) + aux_columns(problem.objective))
         aux = Aux(problem.width, count)
+        structures = list(problem.structures)
         for k, plan in plans.items():
             block = rows[k]
-            rows[k] = RowBlock(block.name, _linear_rows(block, plan, aux, rows), block.lo,
-                               block.hi, block.labels, block.origin)
+            rows[k] = RowBlock(block.name, _linear_rows(block, plan, aux, rows, structures),
+                               block.lo, block.hi, block.labels, block.origin)
         objective = problem.objective
         if isinstance(objective, NL):
             sign = 1.0 if problem.sense == "minimize" else -1.0
-            low = Lowering(aux, rows)
+            low = Lowering(aux, rows, structures=structures)
             poly = widen(objective.poly, aux.end)
             for matrix, node in objective.terms:
                 poly = poly + low.lower(node, np.asarray(matrix.toarray()).ravel(), sign)
@@ -104,7 +112,8 @@ class Epigraphs(Reduction):
         aux.check()
         kept = len(problem.rows)  # each block in its place; the epigraphs' rows after them
         inverse = Inverse(problem.width, kept, list(range(kept)) + [None] * (len(rows) - kept))
-        return problem.widened(rows, objective, aux), inverse
+        lowered = replace(problem.widened(rows, objective, aux), structures=structures)
+        return lowered, inverse
 
 
 def _row_plan(block: RowBlock) -> list[tuple[np.ndarray | None, float, NL]]:
@@ -135,10 +144,11 @@ def _row_plan(block: RowBlock) -> list[tuple[np.ndarray | None, float, NL]]:
     return plan
 
 
-def _linear_rows(block: RowBlock, plan, aux: Aux, rows: list[RowBlock]) -> Poly:
+def _linear_rows(block: RowBlock, plan, aux: Aux, rows: list[RowBlock],
+                 structures: list) -> Poly:
     """The block's body with every atom replaced by its epigraph (hypograph) variable, the
     epigraphs' rows appended to `rows` in the block's name (an IIS names their owner)."""
-    low = Lowering(aux, rows, block.name)
+    low = Lowering(aux, rows, block.name, structures)
     total = None
     for idx, sign, part in plan:
         try:
