@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from . import ast
+from .bound import BoundInstance
 from .data import NO_DATA, DataSource, load_data, to_entries, to_set
 from .errors import DataError, DataWarning, DflError, did_you_mean
 from .evaluate.elements import SetValue, element_of, key_of
@@ -20,11 +21,10 @@ from .evaluate.entities import Domain, Entity
 from .evaluate.evaluator import Context, Evaluator
 from .evaluate.frame import Frame
 from .evaluate.values import Val, flat_data
+from .instance import CheckedModel, Instance
 
 
-def bind(model, data: Any, *, data_name: str | None = None):
-    from .instance import Instance
-
+def bind(model: CheckedModel, data: Any, *, data_name: str | None = None) -> BoundInstance:
     source = load_data(data, data_name)
     binder = _Binder(model, source)
     try:
@@ -33,12 +33,12 @@ def bind(model, data: Any, *, data_name: str | None = None):
         raise
     except DflError as exc:
         raise exc.located(model.filename, model.source) from None
-    inst = Instance(model, binder.ctx, binder.evaluator, binder.constraint_frames, source)
+    inst = BoundInstance(model, binder.ctx, binder.evaluator, binder.constraint_frames, source)
     _warn_misspelled_keys(inst)
     return inst
 
 
-def _warn_misspelled_keys(inst) -> None:
+def _warn_misspelled_keys(inst: Instance) -> None:
     """A `DataWarning` for each data key the model doesn't read that looks like a typo of a
     set or param the data leaves out: that one then took its default (or its formula), a wrong
     answer with no error. Keys like no left-out name stay silent — shared data files are fine."""

@@ -8,6 +8,8 @@ from rich.table import Table
 
 from . import ast
 from .backends import accepting
+from .compile.expand import compiled
+from .instance import Instance
 
 
 def _index_text(index: ast.Index | None, source: str) -> str:
@@ -24,7 +26,7 @@ def _snippet(node: ast.Node, source: str) -> str:
     return escape(lines[pos.line - 1][pos.column - 1 : pos.end_column - 1])
 
 
-def report(model, inst, console: Console) -> None:
+def report(model, inst: Instance, console: Console) -> None:
     source = model.source
     klass = model.klass
     title = f"[bold]{model.name}[/bold]  ({model.filename})"
@@ -94,7 +96,7 @@ def report(model, inst, console: Console) -> None:
         for col in ("name", "index"):
             table.add_column(col)
         table.add_column("rows", justify="right")
-        rows = inst.compile().row_counts() if inst is not None else {}
+        rows = compiled(inst).row_counts() if inst is not None else {}
         for c in model.constraints:
             table.add_row(c.name, _index_text(c.index, source), str(rows.get(c.name, "")))
         console.print(table)
@@ -102,7 +104,7 @@ def report(model, inst, console: Console) -> None:
     if inst is not None:
         console.print(
             f"instance: {inst.n_vars} variables, "
-            f"{sum(inst.compile().row_counts().values())} constraint rows"
+            f"{sum(compiled(inst).row_counts().values())} constraint rows"
             + (f", {len(inst.thetas)} predicted/uncertain params" if inst.thetas else "")
         )
         unknown = inst.unknown_data_keys()

@@ -1,11 +1,18 @@
-"""An Instance: a model with its data bound — what solving, layers and training start from."""
+"""An Instance: a model with its data bound — what every stage (compile, the backends,
+layers, training) takes. It holds what binding produced and answers questions about it; the
+methods that run the stages on it (`compile`, `linear_form`, `solve`, `layer`) belong to
+`bound.BoundInstance`, the subclass `bind` returns, so that this module depends on no stage
+and every stage can name its type."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 import numpy as np
 
+from . import ast
+from .check.classify import ModelClass
 from .data import DataSource
 from .errors import DflError
 from .evaluate.entities import Entity
@@ -13,17 +20,48 @@ from .evaluate.evaluator import Context, Evaluator
 from .evaluate.frame import Frame
 
 
+class CheckedModel(Protocol):
+    """What an instance reads of the checked model it binds (a `model.Model`)."""
+
+    @property
+    def filename(self) -> str: ...
+
+    @property
+    def source(self) -> str: ...
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def hash(self) -> str: ...
+
+    @property
+    def klass(self) -> ModelClass: ...
+
+    @property
+    def symbols(self) -> dict[str, Any]: ...
+
+    @property
+    def objective(self) -> ast.Objective | None: ...
+
+    @property
+    def constraints(self) -> list[ast.Constraint]: ...
+
+
 @dataclass
 class Instance:
-    model: object  # dfl_dsl.model.Model
+    model: CheckedModel
     ctx: Context
     evaluator: Evaluator
     constraint_frames: dict[str, Frame]
     source: DataSource
+    # the forms the stages built from it, kept for the next call (expanded rows, the linear
+    # form, the CVXPY problem): the data don't change after binding
+    memo: dict[str, Any] = field(default_factory=dict, repr=False)
 
     # ------------------------------------------------------------------ what is bound
     @property
-    def klass(self):
+    def klass(self) -> ModelClass:
         return self.model.klass
 
     @property
@@ -68,25 +106,9 @@ class Instance:
     def width(self) -> int:
         return self.ctx.width
 
-    def compile(self):
-        """Evaluate the objective and constraints (cached): see `compile.expand`."""
-        if not hasattr(self, "_expanded"):
-            from .compile.expand import expand_model
-
-            self._expanded = expand_model(self)
-        return self._expanded
-
     def unknown_data_keys(self) -> list[str]:
         declared = set(self.model.symbols)
         return sorted(k for k in self.source.values if k not in declared and k != "features")
-
-    def linear_form(self):
-        """The LP/MILP/QP standard form (cached): see `compile.linear`."""
-        if not hasattr(self, "_linear"):
-            from .compile.bridges import build_linear
-
-            self._linear = build_linear(self)
-        return self._linear
 
     def theta_for_solve(self) -> np.ndarray:
         """θ from the data, or an error naming the predicted param the data doesn't give."""
@@ -99,26 +121,6 @@ class Instance:
                 )
         theta = self.theta_values()
         return theta if theta is not None else np.zeros(self.width - self.n_vars)
-
-    def solve(self, backend: str = "auto", *, time_limit: float | None = None,
-              seed: int | None = None, **options):
-        """Solve with `backend` (auto: the best for the model's class) -> Solution."""
-        from .backends import check_options, load_backend, pick
-
-        try:
-            name = pick(self.klass, backend)
-        except DflError as exc:
-            raise exc.located(self.model.filename, None) from None
-        check_options(name, options)
-        return load_backend(name).solve_instance(self, time_limit=time_limit, seed=seed,
-                                                 **options)
-
-    def layer(self, method: str = "dbb", *, backend: str | None = None, **options):
-        """A torch module from predicted params (leading batch axis) to decisions; `backend`
-        is an alias of `method` (`inst.layer(backend="flexqp")`)."""
-        from .learn.layers import make_layer
-
-        return make_layer(self, backend if backend is not None else method, **options)
 
     def theta_values(self) -> np.ndarray | None:
         """θ from the data: predicted values and, for uncertain params, scenario 0 (None when

@@ -9,6 +9,7 @@ import numpy as np
 
 from .evaluate.elements import element_of
 from .evaluate.entities import Entity
+from .instance import Instance
 
 
 @dataclass
@@ -18,7 +19,7 @@ class Solution:
     x: np.ndarray | None  # the model's variables, in declaration order
     backend: str
     time_s: float
-    instance: Any = field(repr=False, default=None)
+    instance: Instance | None = field(repr=False, default=None)
     gap: float | None = None
     duals: dict[str, np.ndarray] | None = None  # per constraint, one value per row
     message: str = ""

@@ -15,6 +15,8 @@ from .declarations import BY_NAME
 
 if TYPE_CHECKING:  # (the CLI reads the declarations at start-up: nothing heavy here)
     from ..check.classify import ModelClass
+    from ..instance import Instance
+    from ..solution import Solution
 
 
 def accepting(klass: ModelClass) -> list[str]:
@@ -44,6 +46,17 @@ def pick(klass: ModelClass, requested: str = "auto") -> str:
             hint=hint,
         )
     return requested
+
+
+def solve(inst: Instance, backend: str = "auto", *, time_limit: float | None = None,
+          seed: int | None = None, **options: object) -> Solution:
+    """Solve with `backend` (auto: the best for the model's class)."""
+    try:
+        name = pick(inst.klass, backend)
+    except DflError as exc:
+        raise exc.located(inst.model.filename, None) from None
+    check_options(name, options)
+    return load_backend(name).solve_instance(inst, time_limit=time_limit, seed=seed, **options)
 
 
 def load_backend(name: str) -> ModuleType:

@@ -30,6 +30,7 @@ import scipy.sparse as sp
 import torch
 
 from ..compile.scm import LOG1P, SQRT, SCMForm, build_scm, concave
+from ..instance import Instance
 from ..solution import Solution
 
 _EPS = 1e-8
@@ -396,7 +397,7 @@ def round_solution(form: SCMForm, frac: np.ndarray, *, roundings: int = 8,
     return x, float(form.value(x)[0])
 
 
-def solve_instance(inst, *, time_limit=None, seed=None, device: str = "cpu"):
+def solve_instance(inst: Instance, *, time_limit=None, seed=None, device: str = "cpu"):
     start = time.perf_counter()
     form = build_scm(inst)
     frac, _, bound, iterations = maximize_relaxation(form, device=device)

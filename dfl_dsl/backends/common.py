@@ -6,8 +6,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..compile.expand import compiled
 from ..compile.linear import LinearForm
 from ..compile.reductions.rows_to_bounds import RowsToBounds
+from ..instance import Instance
 from ..solution import Solution
 
 
@@ -33,7 +35,8 @@ def optimal_without_columns(form: LinearForm, x: np.ndarray, objective: float,
     return RawResult("optimal", x, objective, duals, gap, message)
 
 
-def to_solution(inst, form: LinearForm, raw: RawResult, backend: str, elapsed: float) -> Solution:
+def to_solution(inst: Instance, form: LinearForm, raw: RawResult, backend: str,
+                elapsed: float) -> Solution:
     """RawResult (canonical, minimized) -> Solution (the model's sense and names): duals
     mapped back through the reductions that made the form, to the model's constraints."""
     objective = form.model_objective(raw.objective) if raw.objective is not None else None
@@ -54,11 +57,11 @@ def to_solution(inst, form: LinearForm, raw: RawResult, backend: str, elapsed: f
     return solution
 
 
-def row_labels(inst, form: LinearForm, rows: list[int]) -> list[str]:
+def row_labels(inst: Instance, form: LinearForm, rows: list[int]) -> list[str]:
     """How an IIS or a violation names each row: the model constraint's row label, or the
     reduction's row it is (`c (epigraph of `abs`)`, a scenario's copy `c@3`)."""
     labels = []
-    by_name = {r.name: r for r in inst.compile().constraints}
+    by_name = {r.name: r for r in compiled(inst).constraints}
     for row in rows:
         for (name, start, count), origin in zip(form.row_names, form.row_origins, strict=True):
             if start <= row < start + count:

@@ -17,11 +17,13 @@ import scipy.sparse as sp
 
 from ..atoms.registry import ATOMS
 from ..compile.bridges import for_backend, reduce_model
+from ..compile.expand import compiled
 from ..compile.linear import Columns, column_bounds, split_poly
 from ..compile.reductions.base import Applied
 from ..errors import DflError
 from ..evaluate.nonlinear import NL, AtomNode
 from ..evaluate.poly import Poly
+from ..instance import Instance
 from ..solution import Solution
 from .highs import silence_banner
 
@@ -115,21 +117,21 @@ class _Lowering:
         return cp.hstack(groups)  # a vector even for one group: a sparse matrix combines them
 
 
-def build(inst) -> CvxpyProblem:
+def build(inst: Instance) -> CvxpyProblem:
     """The instance as a CVXPY problem (cached on the instance)."""
-    cached = getattr(inst, "_cvxpy", None)
+    cached = inst.memo.get("cvxpy")
     if cached is not None:
         return cached
     try:
         result = _build(inst)
     except DflError as exc:
         raise exc.located(inst.model.filename, inst.model.source) from None
-    inst._cvxpy = result
+    inst.memo["cvxpy"] = result
     return result
 
 
-def _build(inst) -> CvxpyProblem:
-    bridged, applied = reduce_model(inst.compile(), inst, for_backend(inst, "cvxpy"))
+def _build(inst: Instance) -> CvxpyProblem:
+    bridged, applied = reduce_model(compiled(inst), inst, for_backend(inst, "cvxpy"))
     cols = Columns(inst, bridged.width)
     lb, ub, integer = column_bounds(bridged, inst)
     flags = np.nonzero(integer)[0]
@@ -214,7 +216,7 @@ _STATUS = {
 _UNSETTLED = frozenset({cp.settings.INFEASIBLE_OR_UNBOUNDED, cp.UNBOUNDED_INACCURATE})
 
 
-def solve_instance(inst, *, time_limit=None, seed=None):
+def solve_instance(inst: Instance, *, time_limit=None, seed=None):
     start = time.perf_counter()
     built = build(inst)
     if built.theta is not None:
@@ -251,7 +253,7 @@ def solve_instance(inst, *, time_limit=None, seed=None):
 
 
 def _settle_infeasible_or_unbounded(built: CvxpyProblem, solver: str, options: dict,
-                                    start: float, inst) -> Solution:
+                                    start: float, inst: Instance) -> Solution:
     """The solver couldn't tell infeasible from unbounded (see `_UNSETTLED`): the same
     constraints with a zero objective can't be unbounded, so solving them tells."""
     feasibility = cp.Problem(cp.Minimize(0), built.problem.constraints)

@@ -27,8 +27,10 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
+from ..compile.bridges import linear_form
 from ..compile.linear import LinearForm
 from ..errors import DflError
+from ..instance import Instance
 from ..solution import Solution
 
 VARIANTS = ("pairwise", "vanilla", "short", "primal-dual", "optimistic")
@@ -304,10 +306,10 @@ def _lambda_max(P: sp.csr_array) -> float:
     return float(x @ (P @ x))
 
 
-def solve_instance(inst, *, time_limit=None, seed=None, variant: str = "pairwise",
+def solve_instance(inst: Instance, *, time_limit=None, seed=None, variant: str = "pairwise",
                    tol: float = 1e-6):
     start = time.perf_counter()
-    form = inst.linear_form()
+    form = linear_form(inst)
     if form.is_mip:
         raise DflError("Frank–Wolfe takes continuous models")
     if form.theta_in_constraints or form.n_theta and inst.predicted:

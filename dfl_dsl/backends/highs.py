@@ -15,7 +15,9 @@ import highspy
 import numpy as np
 import scipy.sparse as sp
 
+from ..compile.bridges import build_linear, linear_form
 from ..compile.linear import LinearForm
+from ..instance import Instance
 from .common import RawResult, optimal_without_columns, to_solution
 
 _quiet = False
@@ -192,17 +194,15 @@ def solve(form: LinearForm, *, theta=None, time_limit=None, seed=None) -> tuple[
     return result, time.perf_counter() - start
 
 
-def solve_instance(inst, *, time_limit=None, seed=None):
+def solve_instance(inst: Instance, *, time_limit=None, seed=None):
     """Solve a bound instance with HiGHS -> Solution (values in the model's names)."""
     start = time.perf_counter()
-    form = inst.linear_form()
+    form = linear_form(inst)
     theta = inst.theta_for_solve()
     model = HighsModel(form, theta=theta, time_limit=time_limit, seed=seed)
     raw = model.solve()
     if raw.status == "infeasible" and not form.is_mip and form.kept_rows is not None:
         # rows turned into bounds hide from an IIS: look for one on the unreduced form
-        from ..compile.bridges import build_linear
-
         full = build_linear(inst, reduce=False)
         raw.iis_rows = HighsModel(full, theta=theta).solve().iis_rows
         return to_solution(inst, full, raw, "highs", time.perf_counter() - start)

@@ -25,8 +25,10 @@ from pyomo.core.expr.numeric_expr import LinearExpression
 from pyomo.core.expr.visitor import identify_variables
 from pyomo.opt import ProblemFormat
 
+from ..compile.bridges import linear_form
 from ..compile.linear import LinearForm
 from ..errors import DflError
+from ..instance import Instance
 from .common import RawResult, optimal_without_columns, to_solution
 
 SOLVER = "highs"
@@ -216,13 +218,13 @@ def _row_duals(results, m: int) -> np.ndarray | None:
     return duals
 
 
-def solve_instance(inst, *, time_limit=None, seed=None, write: Path | None = None):
+def solve_instance(inst: Instance, *, time_limit=None, seed=None, write: Path | None = None):
     """Solve a bound instance through Pyomo -> Solution; `write` also saves the model as
     .lp, .mps or .nl (checked before anything is built)."""
     start = time.perf_counter()
     if write is not None:
         write_format(write)
-    form = inst.linear_form()
+    form = linear_form(inst)
     model = build_model(form, inst.theta_for_solve())
     if write is not None:
         write_model(model, Path(write))

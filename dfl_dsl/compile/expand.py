@@ -21,6 +21,7 @@ from ..evaluate.frame import Frame
 from ..evaluate.nonlinear import NL
 from ..evaluate.poly import Poly
 from ..evaluate.values import EvalError, Val, add, expand, flat_data, out_shape
+from ..instance import Instance
 
 
 @dataclass
@@ -63,14 +64,21 @@ class Expanded:
         return {r.name: r.count for r in self.constraints}
 
 
-def expand_model(inst) -> Expanded:
+def compiled(inst: Instance) -> Expanded:
+    """The instance's expanded objective and rows (built once: the data don't change)."""
+    if "expanded" not in inst.memo:
+        inst.memo["expanded"] = expand_model(inst)
+    return inst.memo["expanded"]
+
+
+def expand_model(inst: Instance) -> Expanded:
     try:
         return _expand(inst)
     except DflError as exc:  # point at the model file (the evaluator knows only positions)
         raise exc.located(inst.model.filename, inst.model.source) from None
 
 
-def _expand(inst) -> Expanded:
+def _expand(inst: Instance) -> Expanded:
     ev = inst.evaluator
     width = inst.width
     objective_decl = inst.model.objective
@@ -167,7 +175,7 @@ def _at(node: ast.Node):
                        node.pos, hint="check the sizes the data gives") from None
 
 
-def _constraint(inst, decl: ast.Constraint) -> Rows:
+def _constraint(inst: Instance, decl: ast.Constraint) -> Rows:
     ev = inst.evaluator
     frame = inst.constraint_frames[decl.name]
     body = decl.body

@@ -18,6 +18,7 @@ import scipy.sparse as sp
 from ..atoms.epigraph import L1Pairs
 from ..errors import DflError
 from ..evaluate.poly import Poly
+from ..instance import Instance
 from .problem import Origin, Problem
 from .reductions.base import Applied
 
@@ -97,7 +98,7 @@ class LinearForm:
 class Columns:
     """z = [x (model vars); θ; aux] -> canonical variables [x; aux] and θ indices."""
 
-    def __init__(self, inst, width: int) -> None:
+    def __init__(self, inst: Instance, width: int) -> None:
         self.nx = inst.n_vars
         self.theta_end = inst.width
         self.n_theta = inst.width - self.nx
@@ -164,7 +165,7 @@ def split_poly(poly: Poly, cols: Columns, what: str):
     return poly.const, ax, bt, bilinear, quad
 
 
-def assemble(bridged: Problem, inst, *, label_rows: bool = False,
+def assemble(bridged: Problem, inst: Instance, *, label_rows: bool = False,
              applied: Applied | None = None) -> LinearForm:
     """The standard form of a problem whose objective and rows are polynomials (every atom
     lowered): sparse matrices, with the maps from θ recorded."""
@@ -249,7 +250,7 @@ def _stack_rows(blocks: list[sp.csr_array], width: int) -> sp.csr_array:
     return out
 
 
-def column_bounds(bridged: Problem, inst) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def column_bounds(bridged: Problem, inst: Instance) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Bounds and integrality of the columns [x; aux]: the model's variables, then the
     bridges' auxiliaries (continuous). One concatenation each: fresh arrays the form owns."""
     variables = inst.variables

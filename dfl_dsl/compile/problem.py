@@ -16,6 +16,7 @@ import scipy.sparse as sp
 from ..errors import DflError
 from ..evaluate.nonlinear import NL
 from ..evaluate.poly import Poly
+from ..instance import Instance
 from .expand import Expanded
 
 
@@ -63,7 +64,7 @@ class Problem:
     structures: list = field(default_factory=list)  # what the lowerings declared (L1Pairs)
 
     @staticmethod
-    def of(ex: Expanded, inst, *, label_rows: bool = False) -> Problem:
+    def of(ex: Expanded, inst: Instance, *, label_rows: bool = False) -> Problem:
         """The expanded model, one block per constraint (bounds may still be symbolic)."""
         blocks = [RowBlock(r.name, r.body, r.lo, r.hi, r.labels() if label_rows else None)
                   for r in ex.constraints]
@@ -118,7 +119,7 @@ def widen(payload: Poly | NL, width: int) -> Poly | NL:
     return Poly(payload.const, lin, payload.quad, payload.pairs)
 
 
-def uncertain(inst) -> tuple[np.ndarray, np.ndarray]:
+def uncertain(inst: Instance) -> tuple[np.ndarray, np.ndarray]:
     """The columns of z the uncertain params take, and their scenarios (S × columns)."""
     cols, values = [], []
     for entity in inst.uncertain:

@@ -18,6 +18,8 @@ from ..atoms.registry import ATOMS
 from ..errors import DflError
 from ..evaluate.nonlinear import NL
 from ..evaluate.poly import Poly
+from ..instance import Instance
+from .expand import compiled
 
 # the atoms that may be φ (their `scm` flag), coded by position; `min` caps its argument
 PHI = tuple(name for name, atom in ATOMS.items() if atom.scm)
@@ -111,10 +113,10 @@ def _phi(name: str, t: np.ndarray, cap: np.ndarray) -> np.ndarray:
     return atom.numpy([t, cap] if atom.nargs[0] > 1 else [t], None)
 
 
-def build_scm(inst) -> SCMForm:
+def build_scm(inst: Instance) -> SCMForm:
     if inst.klass.name != "SCM":
         raise DflError(f"the aapga backend takes SCM models, this one is {inst.klass.name}")
-    ex = inst.compile()
+    ex = compiled(inst)
     nx = inst.n_vars
     objective = ex.objective
     if not isinstance(objective, NL):
@@ -162,7 +164,7 @@ def build_scm(inst) -> SCMForm:
     return form
 
 
-def _constraints(inst, form: SCMForm) -> None:
+def _constraints(inst: Instance, form: SCMForm) -> None:
     """Recognize a cardinality row, a knapsack row, or a partition matroid."""
     from dataclasses import replace
 
@@ -170,7 +172,7 @@ def _constraints(inst, form: SCMForm) -> None:
     from .linear import assemble
     from .reductions.rows_to_bounds import rows_to_bounds
 
-    ex = inst.compile()
+    ex = compiled(inst)
     rows_only = replace(ex, objective=Poly.zeros(1, inst.width))  # the constraints' standard form
     linear = rows_to_bounds(assemble(bridge(rows_only, inst), inst))
     A, ru, rl = linear.A.tocsr()[:, : form.n], linear.ru, linear.rl

@@ -26,6 +26,8 @@ from ..atoms.registry import ATOMS
 from ..errors import DflError
 from ..evaluate.nonlinear import NL, AtomNode
 from ..evaluate.poly import Poly
+from ..instance import Instance
+from .expand import compiled
 
 
 @dataclass
@@ -72,7 +74,7 @@ class StiefelForm:
         return self.smooth.value(X) + self.h(X)
 
 
-def build_stiefel(inst) -> StiefelForm:
+def build_stiefel(inst: Instance) -> StiefelForm:
     """The StiefelForm of a bound STIEFEL model (the checker has already ruled out other
     variables, constraints and nonsmooth terms that are not multiples of norm1/nnz). What only
     the data decides (X's bound, the penalties' weights) is checked here, so the errors are
@@ -85,7 +87,7 @@ def build_stiefel(inst) -> StiefelForm:
         raise exc.located(inst.model.filename, inst.model.source) from None
 
 
-def _build(inst, pos: Pos) -> StiefelForm:
+def _build(inst: Instance, pos: Pos) -> StiefelForm:
     """A maximized model becomes the minimization of its negation (OBCD minimizes), with
     `maximize` set so the answer is reported in the model's sense."""
     (var,) = inst.variables
@@ -93,7 +95,7 @@ def _build(inst, pos: Pos) -> StiefelForm:
     nonneg = _nonneg(var)
     maximize = inst.model.objective.sense == "maximize"
     sign = -1.0 if maximize else 1.0
-    objective = inst.compile().objective
+    objective = compiled(inst).objective
     poly = objective.poly if isinstance(objective, NL) else objective
     terms = objective.terms if isinstance(objective, NL) else []
     weights = {"l1": 0.0, "l0": 0.0}

@@ -16,6 +16,7 @@ import torch
 
 from ...compile.bridges import build_linear
 from ...errors import DflError
+from ...instance import Instance
 from ..common import RawResult, row_labels, to_solution
 from .admm import FLOAT32_EPS, Settings, solve
 from .forms import DenseForm
@@ -42,7 +43,7 @@ def policy_named(name, device):
         raise DflError(f"can't load the FlexQP policy `{name}`: {exc}") from None
 
 
-def solve_instance(inst, *, time_limit=None, seed=None, device: str = "cpu",
+def solve_instance(inst: Instance, *, time_limit=None, seed=None, device: str = "cpu",
                    dtype: str = "float64", policy="deep", eps: float | None = None,
                    max_iter: int = 50_000):
     """`eps`: the residual tolerance, by default `DEFAULT_EPS` of the dtype."""
@@ -81,7 +82,7 @@ def solve_instance(inst, *, time_limit=None, seed=None, device: str = "cpu",
     return solution
 
 
-def _labels(inst, form, dense: DenseForm, rows: np.ndarray) -> list[str]:
+def _labels(inst: Instance, form, dense: DenseForm, rows: np.ndarray) -> list[str]:
     """Row labels: the model's constraint rows by name and index, bound rows by variable."""
     model_rows = [int(r) for r in rows if r < form.m]
     labels = row_labels(inst, form, model_rows) if model_rows else []
@@ -91,7 +92,7 @@ def _labels(inst, form, dense: DenseForm, rows: np.ndarray) -> list[str]:
     return labels
 
 
-def _bound_label(inst, col: int) -> str:
+def _bound_label(inst: Instance, col: int) -> str:
     for entity in inst.variables:
         if entity.offset <= col < entity.offset + entity.size:
             return f"bounds of {entity.name}{entity.entry_label(col - entity.offset)}"

@@ -19,7 +19,10 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from ...compile.bridges import linear_form
 from ...errors import DflError
+from ...instance import Instance
+from ...predicted import stack_params
 from .admm import FLOAT32_EPS, Settings, State, initial_params, solve, step
 from .forms import DenseForm
 from .kkt import Factors, Schur, SchurFactors, solve_active
@@ -144,9 +147,9 @@ def unrolled(qp: QPBatch, runner: Runner, iters: int) -> torch.Tensor:
 class FlexQPLayer(nn.Module):
     """Predicted params (leading batch axis) -> the QP's decisions, differentiable."""
 
-    def __init__(self, inst, *, diff: str = "implicit", policy="deep", eps: float | None = None,
-                 max_iter: int = 20_000, warm_start: bool = True, unroll_iters: int = 50,
-                 dtype: torch.dtype = torch.float64) -> None:
+    def __init__(self, inst: Instance, *, diff: str = "implicit", policy="deep",
+                 eps: float | None = None, max_iter: int = 20_000, warm_start: bool = True,
+                 unroll_iters: int = 50, dtype: torch.dtype = torch.float64) -> None:
         super().__init__()
         from .backend import policy_named
 
@@ -155,7 +158,7 @@ class FlexQPLayer(nn.Module):
         if inst.klass.name not in ("QP", "LP"):
             raise DflError(f"the flexqp layer takes QP and LP models, not {inst.klass.name}")
         self.inst = inst
-        self.form = inst.linear_form()
+        self.form = linear_form(inst)
         if not inst.predicted:
             raise DflError("the model has no predicted param to differentiate with respect to")
         self.diff = diff
@@ -186,9 +189,7 @@ class FlexQPLayer(nn.Module):
         return results[-1] if results else None
 
     def forward(self, *args, **kwargs) -> torch.Tensor:
-        from ...learn.layers import _stack_params
-
-        theta_pred = _stack_params(self.inst, args, kwargs).to(self.dtype)
+        theta_pred = stack_params(self.inst, args, kwargs).to(self.dtype)
         dense, runner = self._parts(theta_pred.device)
         theta = theta_pred.new_zeros((theta_pred.shape[0], self.form.n_theta))
         theta = theta.index_copy(1, self.index.to(theta.device), theta_pred)

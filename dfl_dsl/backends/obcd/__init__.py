@@ -18,13 +18,15 @@ import time
 
 from ...compile.stiefel import build_stiefel
 from ...errors import DflError
+from ...instance import Instance
 from ...solution import Solution
 from .solver import OBCDResult, obcd
 
 __all__ = ["OBCDResult", "obcd", "solve_instance"]
 
 
-def solve_instance(inst, *, time_limit=None, seed=None, device: str = "cpu", **opts) -> Solution:
+def solve_instance(inst: Instance, *, time_limit=None, seed=None, device: str = "cpu",
+                   **opts) -> Solution:
     """Options: k, strategy (random|cyclic|greedy), score (or|sv), batch, sample, max_rounds,
     tol, X0 (a starting point)."""
     start = time.perf_counter()

@@ -1,0 +1,38 @@
+"""The instance `bind` returns: an `Instance` with the methods that run the stages on it —
+the public API (`inst.compile()`, `inst.linear_form()`, `inst.solve(...)`, `inst.layer(...)`).
+It sits above the stages it calls, so `instance.py`, which every stage imports, depends on
+none of them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .instance import Instance
+
+
+class BoundInstance(Instance):
+    def compile(self):
+        """Evaluate the objective and constraints (cached): see `compile.expand`."""
+        from .compile.expand import compiled
+
+        return compiled(self)
+
+    def linear_form(self):
+        """The LP/MILP/QP standard form (cached): see `compile.bridges`."""
+        from .compile.bridges import linear_form
+
+        return linear_form(self)
+
+    def solve(self, backend: str = "auto", *, time_limit: float | None = None,
+              seed: int | None = None, **options: Any):
+        """Solve with `backend` (auto: the best for the model's class) -> Solution."""
+        from .backends import solve
+
+        return solve(self, backend, time_limit=time_limit, seed=seed, **options)
+
+    def layer(self, method: str = "dbb", *, backend: str | None = None, **options: Any):
+        """A torch module from predicted params (leading batch axis) to decisions; `backend`
+        is an alias of `method` (`inst.layer(backend="flexqp")`)."""
+        from .learn.layers import make_layer
+
+        return make_layer(self, backend if backend is not None else method, **options)

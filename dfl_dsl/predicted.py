@@ -1,0 +1,42 @@
+"""Predicted params as one batch tensor: what every layer (learn/layers.py, the FlexQP layer)
+takes from its caller, positionally or by name."""
+
+from __future__ import annotations
+
+import torch
+
+from .instance import Instance
+
+
+def stack_params(inst: Instance, args: tuple, kwargs: dict) -> torch.Tensor:
+    """One positional tensor (a single predicted param) or keyword tensors by name -> (B, k)."""
+    predicted = inst.predicted
+    if args and kwargs:
+        raise TypeError("pass the predicted params either positionally or by name, not both")
+    if args:
+        if len(args) != 1 or len(predicted) != 1:
+            names = ", ".join(e.name for e in predicted)
+            raise TypeError(f"this model has several predicted params ({names}): pass them by name")
+        kwargs = {predicted[0].name: args[0]}
+    missing = [e.name for e in predicted if e.name not in kwargs]
+    unknown = sorted(set(kwargs) - {e.name for e in predicted})
+    if missing or unknown:
+        raise TypeError(f"missing predicted params {missing}" if missing else
+                        f"unknown params {unknown}")
+    parts = []
+    for entity in predicted:
+        value = torch.as_tensor(kwargs[entity.name])
+        shape = tuple(entity.shape)
+        batched = value.dim() > len(shape)
+        # one sample in the param's shape or flattened: any other arrangement of its entries
+        # would be read scrambled, and other sizes failed inside torch's reshape
+        if tuple(value.shape[1:] if batched else value.shape) not in (shape, (entity.size,)):
+            dims = ", ".join(map(str, shape))
+            raise ValueError(f"predicted param `{entity.name}` takes [B{', ' if dims else ''}"
+                             f"{dims}] (a batch) or [{dims}] (one sample), got "
+                             f"{list(value.shape)}")
+        parts.append(value.reshape(value.shape[0] if batched else 1, entity.size))
+    if len({part.shape[0] for part in parts}) > 1:
+        sizes = {e.name: part.shape[0] for e, part in zip(predicted, parts, strict=True)}
+        raise ValueError(f"the predicted params come in batches of different sizes: {sizes}")
+    return torch.cat(parts, dim=1)
