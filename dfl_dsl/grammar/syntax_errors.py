@@ -1,0 +1,390 @@
+"""Friendly syntax errors, located at the mistake: a missing `;` after the last token of the
+unfinished statement, an unclosed bracket at the bracket that was opened, a reserved word used
+as a name at that word.
+
+Mistakes that depend on where the parser is (a reduction's index written with brackets, a
+param's kind without its colon) are recognized from a table of examples, as lark's
+`UnexpectedInput.match_examples` does: each example is parsed once and files its handler under
+the parser's state at its error — here, what the parser expects there (`expected`) and the
+token before, which are the same however deep the expression is (match_examples compares whole
+state stacks, so an example would only match an error at its own nesting depth). The rest
+follow from the token, what came before it and what the parser expected.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from lark import Lark, Token
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
+
+from .. import ast
+from ..errors import DflError, did_you_mean
+
+KEYWORDS = frozenset(
+    "set param var minimize maximize subject to expr model in within binary integer int "
+    "predicted uncertain psd default sum if then else and or not stiefel max min union diff "
+    "inter inf symmetric".split()
+)
+OPENERS = {"(": ")", "[": "]", "{": "}"}
+CLOSERS = {v: k for k, v in OPENERS.items()}
+# Statements start with these; none of them can continue an expression.
+STATEMENT_STARTS = frozenset("SET PARAM VAR EXPR MODEL MINIMIZE MAXIMIZE SUBJECT ST".split())
+# Tokens an expression can end with (for the "missing operator" hint).
+OPERAND_ENDS = frozenset("NAME NUMBER STRING INF RPAR RSQB RBRACE TRANSPOSE".split())
+OPERAND_STARTS = frozenset("NAME NUMBER STRING INF LPAR".split())
+CHARACTER_HINTS = {
+    "'": 'strings are written in double quotes: "GARY"',
+    "&": "write `and`",
+    "|": "write `or`",
+    "!": "write `not`, or `!=` for 'different from'",
+    "%": "there is no `%` operator",
+}
+
+
+@dataclass
+class Context:
+    """Where the parser stopped: the token it refused (None at the end of the text), what it
+    expected there, and the tokens before it."""
+
+    lark: Lark
+    token: Token | None
+    expected: set[str]
+    previous: list[Token]
+    line: int
+    column: int
+
+    @property
+    def last(self) -> Token | None:
+        return self.previous[-1] if self.previous else None
+
+    @property
+    def statement(self) -> list[Token]:
+        """The tokens of the statement being parsed (after the last `;`)."""
+        for k in range(len(self.previous) - 1, -1, -1):
+            if self.previous[k].type == "SEMICOLON":
+                return self.previous[k + 1 :]
+        return self.previous
+
+    def misspelled(self) -> str | None:
+        """A hint when the token is a near-miss of a keyword the parser expects here."""
+        if self.token is None or self.token.type != "NAME":
+            return None
+        words = []
+        for name in self.expected:
+            try:
+                pattern = self.lark.get_terminal(name).pattern
+            except KeyError:
+                continue
+            if pattern.type == "str" and pattern.value in KEYWORDS | {"s.t."}:
+                words.append(pattern.value)
+        return did_you_mean(str(self.token), words)
+
+
+def syntax_error(exc: UnexpectedInput, text: str, lark: Lark) -> DflError:
+    """The first mistake in the text: a bracket problem or the parser's own complaint."""
+    error = _parser_error(exc, text, lark)
+    bracket = bracket_error(text)
+    if bracket is not None and _order(bracket.pos) <= _order(error.pos):
+        return bracket
+    return error
+
+
+def _parser_error(exc: UnexpectedInput, text: str, lark: Lark) -> DflError:
+    if isinstance(exc, UnexpectedCharacters):
+        return _character_error(exc, text)
+    token = None if isinstance(exc, UnexpectedEOF) else exc.token
+    if token is not None and token.type == "$END":
+        token = None
+    if token is not None:
+        line, column = token.line, token.column
+    else:
+        line, column = text.count("\n") + 1, len(text) - text.rfind("\n")
+    ctx = Context(lark, token, set(exc.expected or ()), _tokens_before(lark, text, line, column),
+                  line, column)
+    for rule in (_missing_semicolon, _end_of_file, _index_in_parentheses):
+        error = rule(ctx)
+        if error is not None:
+            return error
+    key = (frozenset(ctx.expected), ctx.last.type if ctx.last is not None else None)
+    for handler in _handlers(lark).get(key, ()):
+        error = handler(ctx)
+        if error is not None:
+            return error
+    return _unexpected(ctx)
+
+
+def _handlers(lark: Lark) -> dict[tuple[frozenset[str], str | None], list[Handler]]:
+    """The table: each example's parser state at its error -> the handlers of that spot
+    (LALR merges spots: a var's and a param's bounds share states), built on the first syntax
+    error, then kept. A generated example that happens to be valid files nothing."""
+    if not _TABLE:
+        for handler, examples in EXAMPLES:
+            for example in examples:
+                try:
+                    lark.parse(example)
+                except UnexpectedInput as exc:
+                    before = _tokens_before(lark, example, exc.line, exc.column)
+                    key = (frozenset(exc.expected or ()), before[-1].type if before else None)
+                    if handler not in _TABLE.setdefault(key, []):
+                        _TABLE[key].append(handler)
+    return _TABLE
+
+
+# ---------------------------------------------------------------- rules of any parser state
+def _missing_semicolon(ctx: Context) -> DflError | None:
+    last, token = ctx.last, ctx.token
+    if "SEMICOLON" in ctx.expected and last is not None and ctx.misspelled() is None and (
+        token is None or token.line > last.end_line or token.type in STATEMENT_STARTS
+    ):
+        return DflError(f"missing `;` after `{last}`", _after(last),
+                        hint="every statement ends with `;`")
+    return None
+
+
+def _end_of_file(ctx: Context) -> DflError | None:
+    if ctx.token is not None:
+        return None
+    last = ctx.last
+    pos = _after(last) if last is not None else ast.Pos(ctx.line, ctx.column, ctx.line,
+                                                        ctx.column + 1)
+    return DflError("unexpected end of file: the last statement is unfinished", pos)
+
+
+def _index_in_parentheses(ctx: Context) -> DflError | None:
+    """`sum(i in I)`: the AMPL index written in parentheses."""
+    tokens = ctx.statement
+    types = [t.type for t in tokens]
+    for k in range(len(tokens) - 3):
+        if (types[k] in ("SUM", "MAX", "MIN") and types[k + 1] == "LPAR"
+                and types[k + 2 : k + 4] in (["NAME", "IN"], ["LPAR", "NAME"])
+                and "IN" in types[k + 2 : k + 12]):
+            word = tokens[k]
+            return DflError(f"`{word}(...)` takes a whole array; a reduction over an index is "
+                            "written with braces", _pos(word),
+                            hint=f"write `{word}{{i in SET}} ...`")
+    return None
+
+
+def _unexpected(ctx: Context) -> DflError:
+    """A keyword where a name belongs, or the generic message: what came, what was
+    expected, and a hint for the usual slips."""
+    token, word = ctx.token, str(ctx.token)
+    if word in KEYWORDS and token.type != "NAME" and "NAME" in ctx.expected:
+        return _reserved(token)
+    wanted = sorted({_describe(ctx.lark, name) for name in ctx.expected})
+    if len(wanted) > 6:
+        wanted = wanted[:6] + ["..."]
+    message = f"unexpected `{token}`" + ("; expected " + ", ".join(wanted) if wanted else "")
+    return DflError(message, _pos(token), hint=_slip(ctx))
+
+
+def _slip(ctx: Context) -> str | None:
+    token, last, word = ctx.token, ctx.last, str(ctx.token)
+    glued = last is not None and _order(_after(last)) == _order(_pos(token))
+    if word == "=" and glued and str(last) == ":":
+        return "write `=`, not `:=`"
+    if word == "=" and "EQ" in ctx.expected:
+        return "use `==` to compare"
+    if token.type == "NAME" and word.lower() in ("st", "subjectto", "subject_to", "s_t"):
+        return "a constraint starts with `subject to` or `s.t.`"
+    misspelled = ctx.misspelled()  # `minimise`, `binery`, `predicte`
+    if misspelled is not None:
+        return misspelled
+    if (last is not None and token.type in OPERAND_STARTS and last.type in OPERAND_ENDS
+            and {"PLUS", "STAR"} & ctx.expected):
+        return f"is an operator missing between `{last}` and `{token}`?"
+    return None
+
+
+def _reserved(word: Token) -> DflError:
+    return DflError(f"`{word}` is a reserved word and can't be used as a name", _pos(word),
+                    hint=f"rename it, e.g. `{word}_`")
+
+
+# ---------------------------------------------------------------- mistakes by parser state
+# Each handler knows the usual mistakes at one spot of the grammar, found by the examples
+# below, and returns None for a token it doesn't expect there.
+def _after_reducer(ctx: Context) -> DflError | None:
+    """After `sum`, `max` or `min`, where a reduction may start, or only a call (`2 ^ ...`)."""
+    last, token = ctx.last, ctx.token
+    if last is None or last.type not in ("SUM", "MAX", "MIN"):
+        return None
+    if token.type == "LBRACE":  # `2 ^ sum{...}`, `- -sum{...}`: a reduction out of place
+        return DflError(f"`{last}{{...}}` can't appear here without parentheses", _pos(last),
+                        hint=f"write `({last}{{...}} ...)`")
+    if token.type == "LSQB" or token.type in OPERAND_STARTS:
+        # an operand follows the reduction's keyword: `sum[i in I] ...`, `max x`
+        whole = last.type == "SUM"
+        return DflError(
+            f"`{last}` takes an index in braces"
+            + (" or a whole array in parentheses" if whole else ""), _pos(last),
+            hint=f"write `{last}{{i in SET}} ...`" + (" or `sum(x)`" if whole else "")
+            + (" (braces, not brackets)" if token.type == "LSQB" else ""))
+    return _reserved(last)  # nothing can follow it: a name, spelled as a keyword
+
+
+def _param_kind(ctx: Context) -> DflError | None:
+    """AMPL's `param T integer;`: here a param's kind follows a colon."""
+    word, statement = str(ctx.token), ctx.statement
+    if not (word in ("int", "integer", "predicted", "uncertain") and "COLON" in ctx.expected
+            and statement and str(statement[0]) == "param"):
+        return None
+    kind = "int" if word == "integer" else word
+    return DflError(f"unexpected `{word}`: a param's kind follows a `:`", _pos(ctx.token),
+                    hint=f"write `: {kind}` after the name and index, before any check: "
+                         f"`param {statement[1]}{{...}} : {kind} >= 0;`")
+
+
+def _var_domain(ctx: Context) -> DflError | None:
+    if str(ctx.token) != "int" or "INTEGER" not in ctx.expected:
+        return None
+    return DflError("unexpected `int`: an integer variable is declared `integer`",
+                    _pos(ctx.token), hint="write `integer` (`int` is a param's kind)")
+
+
+def _operand(ctx: Context) -> DflError | None:
+    """Where an operand belongs: `if` and `not` need parentheses inside arithmetic."""
+    word = str(ctx.token)
+    if word not in ("if", "not") or "LPAR" not in ctx.expected:
+        return None
+    construct = "if ... then ... else ..." if word == "if" else "not ..."
+    return DflError(f"`{word}` can't appear here without parentheses", _pos(ctx.token),
+                    hint=f"write `({construct})`")
+
+
+Handler = Callable[[Context], DflError | None]
+# the ways an operand ends, and the places one may start (`if` and `not` can't, unbracketed)
+_ENDS = ("0", "a", "a[1]", "(a)", "a.T", "inf", '"s"')
+_OPERATORS = ("a + ", "a - ", "a * ", "a / ", "a @ ", "a <= ", "a == ", "2 ^ ", "- ", "a .. ",
+              "a in ")
+_STARTS = tuple(f"minimize z: {op}" for op in _OPERATORS) + (
+    "param P[", "param P[n, ", "param c{", "param c{I, ", "param c >= ", "param c = ",
+    "param c default ", "var x >= ", "var x{", "var x[", "set S = ", "set S within ",
+    "minimize z: sum{", "minimize z: sum{i in I: ", "minimize z: f(", "minimize z: x[",
+    "minimize z: x[1, ", "minimize z: f(1, ", "minimize z: (", "minimize z: {",
+    "var x{I} ", "param c{I} ", "minimize z: sum{i in I} ", "minimize z: sum{i in I: a} ",
+    "minimize z: (if a == b ", "minimize z: (if a ")
+EXAMPLES: list[tuple[Handler, list[str]]] = [
+    # after a reduction's keyword, where a reduction may start or only a call (`2 ^ sum(x)`)
+    (_after_reducer, [f"minimize z: {op}{word}{tail};" for op in ("", *_OPERATORS)
+                      for word in ("sum", "max", "min")
+                      for tail in ("", "{i in I} x", "[i in I] x", " a", " 3", ' "a"', " inf")]),
+    # where a param's kind would go: after its name, index or a check
+    (_param_kind, [f"param T{head} {word};"
+                   for head in ("", "{I}", "[n]", " psd", " in I", *(f" >= {e}" for e in _ENDS))
+                   for word in ("int", "integer", "predicted", "uncertain")]),
+    # where a variable's domain would go: after its name, index or a bound
+    (_var_domain, [f"var x{head} int;" for head in (
+        "", "{I}", "[n]", " binary", " in [0, 1]", *(f" >= {e}" for e in _ENDS))]),
+    # where an operand belongs
+    (_operand, [f"{start}{word} a;" for start in _STARTS for word in ("if", "not")]),
+]
+_TABLE: dict[tuple[frozenset[str], str | None], list[Handler]] = {}
+
+
+# ---------------------------------------------------------------- positions and tokens
+def _pos(token: Token) -> ast.Pos:
+    return ast.Pos(token.line or 0, token.column or 0, token.end_line or 0, token.end_column or 0)
+
+
+def _order(pos: ast.Pos) -> tuple[int, int]:
+    return pos.line, pos.column
+
+
+def _after(token: Token) -> ast.Pos:
+    """The position just after `token` (where a missing `;` belongs)."""
+    line = token.end_line or token.line
+    column = token.end_column or token.column + len(token)
+    return ast.Pos(line, column, line, column + 1)
+
+
+def _tokens_before(lark: Lark, text: str, line: int, column: int) -> list[Token]:
+    """The tokens of `text` that start before (line, column); stops at a lexing error."""
+    tokens: list[Token] = []
+    try:
+        for token in lark.lex(text, dont_ignore=False):
+            if (token.line, token.column) >= (line, column):
+                break
+            tokens.append(token)
+    except UnexpectedInput:
+        pass
+    return tokens
+
+
+def _describe(lark: Lark, name: str) -> str:
+    friendly = {"NAME": "a name", "NUMBER": "a number", "STRING": "a string",
+                "$END": "the end of the file", "TRANSPOSE": "`.T`"}
+    if name in friendly:
+        return friendly[name]
+    try:
+        pattern = lark.get_terminal(name).pattern
+    except KeyError:
+        return name
+    return f"`{pattern.value}`" if pattern.type == "str" else name.lower()
+
+
+def _character_error(exc: UnexpectedCharacters, text: str) -> DflError:
+    char = text[exc.pos_in_stream] if exc.pos_in_stream < len(text) else "?"
+    pos = ast.Pos(exc.line, exc.column, exc.line, exc.column + 1)
+    if char == '"':
+        return DflError("unterminated string", pos, hint='close it with `"` on the same line')
+    shown = f"`{char}`" if char.isprintable() and not char.isspace() else f"U+{ord(char):04X}"
+    return DflError(f"unexpected character {shown}", pos, hint=CHARACTER_HINTS.get(char))
+
+
+def bracket_error(text: str) -> DflError | None:
+    """An unclosed or mismatched bracket, reported where it was opened (or stray-closed)."""
+    stack: list[tuple[str, ast.Pos]] = []
+    line, column = 1, 1
+    in_comment = False
+    string_start: ast.Pos | None = None
+    for ch in text:
+        here = ast.Pos(line, column, line, column + 1)
+        if ch == "\n":
+            if string_start is not None:
+                return _unterminated(string_start)
+            line, column = line + 1, 1
+            in_comment = False
+            continue
+        column += 1
+        if in_comment:
+            continue
+        if string_start is not None:
+            if ch == '"':
+                string_start = None
+            continue
+        if ch == "#":
+            in_comment = True
+        elif ch == '"':
+            string_start = here
+        elif ch in OPENERS:
+            stack.append((ch, here))
+        elif ch in CLOSERS:
+            error = _closed(stack, ch, here)
+            if error is not None:
+                return error
+        elif ch == ";" and stack:
+            return _unclosed(*stack[-1])
+    if string_start is not None:
+        return _unterminated(string_start)
+    return _unclosed(*stack[-1]) if stack else None
+
+
+def _closed(stack: list[tuple[str, ast.Pos]], ch: str, here: ast.Pos) -> DflError | None:
+    if not stack:
+        return DflError(f"`{ch}` closes nothing", here, hint="remove it")
+    opener, opened = stack.pop()
+    if OPENERS[opener] != ch:
+        return DflError(f"`{opener}` opened here is closed by `{ch}`", opened,
+                        hint=f"close it with `{OPENERS[opener]}`")
+    return None
+
+
+def _unclosed(opener: str, opened: ast.Pos) -> DflError:
+    return DflError(f"unclosed `{opener}`", opened, hint=f"add the matching `{OPENERS[opener]}`")
+
+
+def _unterminated(where: ast.Pos) -> DflError:
+    return DflError("unterminated string", where, hint='close it with `"` on the same line')
