@@ -1,0 +1,371 @@
+"""The checker's rules for statements: declarations, the objective and constraints (their
+convexity by the DCP rules), and index sets."""
+
+from __future__ import annotations
+
+from .. import ast
+from ..atoms.base import AtomError
+from ..atoms.shapes import broadcast, fmt
+from ..errors import DflError
+from ..words import article
+from .combine import Scope, between, combine, describe, kind_of
+from .dcp import culprit, fits, flip, snippet
+from .info import Curv, Dim, Info, Sign
+from .symbols import Dummy, Indexed, SetSymbol, Symbol
+
+_DOMAINS = ("binary", "integer", "stiefel")
+
+
+class StatementRules:
+    """Mixed into `Checker`: one method per statement kind, and index sets."""
+
+    # ------------------------------------------------------------------ statements
+    def _SetDecl(self, stmt: ast.SetDecl) -> None:
+        dim, integer = None, False  # a set of tuples says so with `within A * B` (or `= ...`)
+        for part in (stmt.within, stmt.value):
+            if part is None:
+                continue
+            info = self.expr(part, {})
+            if info.kind != "set":
+                raise DflError(f"expected a set here, got a {kind_of(info)}", part.pos)
+            if not info.is_data:
+                raise DflError("a set can't depend on variables or predicted params", part.pos)
+            if dim is not None and info.set_dim is not None and dim != info.set_dim:
+                raise DflError(
+                    f"`{stmt.name}` holds {info.set_dim}-tuples but is within a set of "
+                    f"{dim}-tuples",
+                    part.pos,
+                )
+            dim = info.set_dim if info.set_dim is not None else dim
+            integer = integer or info.integer
+        self.symbols[stmt.name] = SetSymbol(stmt.name, stmt, "set", dim=dim or 1, integer=integer)
+
+    def _ParamDecl(self, stmt: ast.ParamDecl) -> None:
+        scope, arity, shape = self._domain(stmt.index)
+        kinds = set(stmt.kinds)
+        if len(kinds) != len(stmt.kinds):
+            raise DflError(f"`{stmt.name}` repeats a kind", stmt.pos)
+        if {"predicted", "uncertain"} <= kinds:
+            raise DflError("a param is either `predicted` or `uncertain`, not both", stmt.pos)
+        symbolic = bool(kinds & {"predicted", "uncertain"})
+        if symbolic and (stmt.value is not None):
+            raise DflError(
+                f"a {'predicted' if 'predicted' in kinds else 'uncertain'} param can't be "
+                "computed with `=`: its values come from a model or the data",
+                stmt.value.pos,
+            )
+        sign, element_kind = self._param_checks(stmt, scope, arity, shape, symbolic)
+        element = Info(
+            kind=element_kind,
+            integer="int" in kinds,
+            sign=sign,
+            pdeg=1 if "predicted" in kinds else 0,
+            udeg=1 if "uncertain" in kinds else 0,
+        )
+        for part, what in ((stmt.value, "value"), (stmt.default, "default")):
+            if part is None:
+                continue
+            info = self.expr(part, scope)
+            if not info.is_data:
+                raise DflError(f"a param's {what} must be computed from data only", part.pos)
+            if info.kind == "set":
+                raise DflError(f"a param's {what} must be a number, not a set", part.pos)
+            if stmt.index is None or isinstance(stmt.index, ast.ShapeIndex):
+                want = shape if stmt.index is not None else ()
+                if what == "value" and len(info.shape) != len(want) and info.shape != ():
+                    raise DflError(
+                        f"`{stmt.name}` is declared {fmt(want)} but its value is "
+                        f"{fmt(info.shape)}",
+                        part.pos,
+                    )
+            if what == "value" and sign is Sign.UNKNOWN:
+                element = element.but(sign=info.sign)
+        self.symbols[stmt.name] = Indexed(
+            stmt.name, stmt, "param", index=stmt.index, arity=arity, shape=shape, element=element
+        )
+
+    def _param_checks(self, stmt: ast.ParamDecl, scope: Scope, arity: int | None,
+                      shape: tuple[Dim, ...], symbolic: bool) -> tuple[Sign, str]:
+        """The sign a param's checks (`>= 0`, `psd`, ...) give its entries, and whether they
+        are set elements (`in SET`)."""
+        sign = Sign.UNKNOWN
+        element_kind = "num"
+        for check in stmt.checks:
+            if check.op == "in":
+                info = self.expr(check.operand, scope)
+                if info.kind != "set":
+                    raise DflError(f"`in` needs a set, got a {kind_of(info)}", check.operand.pos)
+                element_kind = "elem"
+                if symbolic:
+                    raise DflError("a predicted/uncertain param can't hold set elements", check.pos)
+                continue
+            if check.op in ("psd", "symmetric"):
+                if arity != 2 and len(shape) != 2:
+                    raise DflError(f"`{check.op}` applies to a square matrix param", check.pos)
+                if check.op == "psd":
+                    sign = Sign.NONNEG  # stands for "positive semidefinite" in quad_form
+                continue
+            bound = self.expr(check.operand, scope)
+            if not bound.is_data or bound.kind not in ("num", "elem"):
+                raise DflError("a param's bound must be a number from data", check.operand.pos)
+            if check.op in (">=", ">") and bound.sign.nonneg:
+                sign = sign if sign is Sign.NONNEG else Sign.NONNEG
+            elif check.op in ("<=", "<") and bound.sign.nonpos:
+                sign = Sign.NONPOS
+        return sign, element_kind
+
+    def _VarDecl(self, stmt: ast.VarDecl) -> None:
+        scope, arity, shape = self._domain(stmt.index)
+        domains = [a for a in stmt.attrs if a.kind in _DOMAINS]
+        if len(domains) > 1:
+            a, b = domains[0].kind, domains[1].kind
+            hint = "a stiefel variable is continuous" if "stiefel" in (a, b) else None
+            raise DflError(f"`{b}` can't be combined with `{a}`", domains[1].pos, hint=hint)
+        lower: Sign | None = None
+        for attr in stmt.attrs:
+            for operand in attr.operands:
+                info = self.expr(operand, scope)
+                if not info.is_data or info.kind not in ("num", "elem"):
+                    raise DflError("a variable's bound must be a number from data", operand.pos)
+            if attr.kind in (">=", "box") and self.info(attr.operands[0]).sign.nonneg:
+                lower = Sign.NONNEG
+            if attr.kind == "binary":
+                lower = Sign.NONNEG
+        if domains and domains[0].kind == "stiefel":
+            if not isinstance(stmt.index, ast.ShapeIndex) or len(stmt.index.dims) != 2:
+                raise DflError(
+                    "a stiefel variable is a matrix: declare it as `var X[n, r] in stiefel`",
+                    domains[0].pos,
+                )
+            if any(a.kind in ("box", "<=") for a in stmt.attrs):
+                raise DflError(
+                    "a stiefel variable takes at most a `>= 0` bound", domains[0].pos
+                )
+        element = Info(curv=Curv.AFFINE, vdeg=1, sign=lower or Sign.UNKNOWN)
+        self.symbols[stmt.name] = Indexed(
+            stmt.name, stmt, "var", index=stmt.index, arity=arity, shape=shape, element=element
+        )
+
+    def _ExprDecl(self, stmt: ast.ExprDecl) -> None:
+        scope, arity, shape = self._domain(stmt.index)
+        body = self.expr(stmt.body, scope)
+        if body.kind == "set":
+            raise DflError("an `expr` is a number or an array, not a set", stmt.body.pos)
+        if isinstance(stmt.index, ast.ShapeIndex):
+            raise DflError("index an `expr` with a set index `{i in S}`", stmt.index.pos)
+        element = body
+        if stmt.index is None:  # an array-valued macro (`expr r = A @ x - b;`) keeps its shape
+            shape, element = body.shape, body.but(shape=(), value=None, dim=None)
+        self.symbols[stmt.name] = Indexed(
+            stmt.name, stmt, "expr", index=stmt.index, arity=arity, shape=shape, element=element
+        )
+
+    def _Objective(self, stmt: ast.Objective) -> None:
+        self._sense = stmt.sense
+        info = self.expr(stmt.body, {})
+        self._sense = "minimize"
+        if info.kind != "num" or info.shape != ():
+            raise DflError(
+                f"the objective must be a scalar number, got {describe(info)}", stmt.body.pos
+            )
+        self.objective = stmt
+        self.symbols[stmt.name] = Symbol(stmt.name, stmt, "objective")
+
+    def _Constraint(self, stmt: ast.Constraint) -> None:
+        scope, _, _ = self._domain(stmt.index)
+        body = stmt.body
+        if not isinstance(body, ast.Compare):
+            hint = None
+            if isinstance(body, ast.BoolOp) and body.op == "and":
+                hint = "write one constraint per comparison, or a chain `lo <= e <= hi`"
+            elif isinstance(body, (ast.BoolOp, ast.Not, ast.Member)):
+                hint = "a constraint can't combine comparisons with `or`, `not` or `in`"
+            raise DflError(
+                "a constraint must be a comparison with `==`, `<=` or `>=`", body.pos, hint=hint
+            )
+        self.constraint_infos[stmt.name] = self._constraint_body(body, scope)
+        self.constraints.append(stmt)
+        self.symbols[stmt.name] = Symbol(stmt.name, stmt, "constraint")
+
+    def _constraint_body(self, body: ast.Compare, scope: Scope) -> Info:
+        for op, right in zip(body.ops, body.operands[1:], strict=True):
+            if op in ("<", ">"):
+                raise DflError(
+                    f"strict `{op}` can't be a constraint",
+                    between(body, right),
+                    hint=f"use `{op}=`",
+                )
+            if op == "!=":
+                raise DflError("`!=` can't be a constraint", between(body, right))
+        ops = body.ops
+        if len(ops) > 2 or (len(ops) == 2 and (ops[0] != ops[1] or "==" in ops)):
+            raise DflError(
+                f"mixed-direction chained comparison `{body.ops[0]}` ... `{body.ops[1]}`",
+                body.operands[1].pos,
+                hint="a chain is `lo <= e <= hi` or `hi >= e >= lo`",
+            )
+        infos = [self.expr(o, scope) for o in body.operands]
+        for operand, info in zip(body.operands, infos, strict=True):
+            if info.kind not in ("num", "elem"):
+                raise DflError(f"can't compare a {kind_of(info)} in a constraint", operand.pos)
+        if len(infos) == 3:
+            for k in (0, 2):
+                if infos[k].has_vars:
+                    raise DflError(
+                        "the outer parts of a chained constraint must be data",
+                        body.operands[k].pos,
+                    )
+            diff = infos[1]
+            sides = [(body.operands[1], infos[1], body.ops[0])]
+        else:
+            left, right = infos
+            try:
+                shape = broadcast([left.shape, right.shape])
+            except AtomError as exc:
+                raise DflError(str(exc), body.pos) from None
+            diff = combine(left, right, "-").but(shape=shape)
+            sides = [(body, diff, body.ops[0])]
+        for _node, info, op in sides:
+            if len(infos) == 3 or op == "==":
+                need = "affine"
+            elif op == "<=":
+                need = "convex"
+            else:
+                need = "concave"
+            if not fits(info.curv, need):
+                self._refuse_constraint(body, op, need)
+        return diff
+
+    def _refuse_constraint(self, body: ast.Compare, op: str, need: str) -> None:
+        """Explain which side of a constraint breaks the DCP rule, and why."""
+        if len(body.operands) == 3:
+            self._refuse_chain(body)
+            parts = [(body.operands[1], "affine", "middle")]
+        else:
+            parts = [(body.operands[0], need, "left"), (body.operands[1], flip(need), "right")]
+        for node, want, where in parts:
+            if fits(self.info(node).curv, want):
+                continue
+            culprit_node, why, hint = culprit(self, node, want)
+            rule = {
+                "convex": f"`a {op} b` needs a convex `a` and a concave `b`",
+                "concave": f"`a {op} b` needs a concave `a` and a convex `b`",
+                "affine": f"both sides of `{op}` must be affine",
+            }[need]
+            if need == "affine" and self.info(culprit_node).curv in (Curv.CONVEX, Curv.CONCAVE):
+                rule += (": a convex expression can only be bounded from above (`<=`), a "
+                         "concave one from below (`>=`)")
+            if len(body.operands) == 3:
+                rule = "the middle of a chained constraint must be affine"
+            where = "the middle of the chain" if where == "middle" else f"{where} side of `{op}`"
+            if fits(self.info(culprit_node).curv, want):  # it would fit, were it not subtracted
+                why += ", and it is subtracted"
+            raise DflError(
+                f"constraint is not convex: {why} ({where})",
+                culprit_node.pos,
+                hint=hint or rule,
+            )
+        raise DflError(f"constraint is not convex: `{op}` needs {need} sides", body.pos)
+
+    def _refuse_chain(self, body: ast.Compare) -> None:
+        """`lo <= e <= hi` with a convex (concave) `e`: its upper (lower) bound is convex, the
+        other bound is not; name that one."""
+        middle = body.operands[1]
+        curv = self.info(middle).curv
+        if curv not in (Curv.CONVEX, Curv.CONCAVE):
+            return
+        upward = body.ops[0] == "<="  # lo <= e <= hi, else hi >= e >= lo
+        lower, upper = (0, 2) if upward else (2, 0)
+        bad = lower if curv is Curv.CONVEX else upper
+        side = "left" if bad == 0 else "right"
+        bound, keep = ("lower", "upper") if curv is Curv.CONVEX else ("upper", "lower")
+        text = snippet(self, middle)
+        name = f"`{text}`" if text else "the middle"
+        op = "<=" if curv is Curv.CONVEX else ">="
+        keep_text = snippet(self, body.operands[upper if curv is Curv.CONVEX else lower])
+        split = f"`{text} {op} {keep_text}`" if text and keep_text else f"its {keep} bound"
+        how = "linear, by an epigraph" if self.info(middle).pwl else "convex"
+        raise DflError(
+            f"constraint is not convex: {name} is {curv.value}, so only its {keep} bound is; "
+            f"the {bound} bound ({side} side of the chain) is not",
+            body.operands[bad].pos,
+            hint=f"keep {split} ({how}) and drop the {bound} bound; {article(bound)} "
+                 f"{bound} bound on a {curv.value} expression needs integer variables",
+        )
+
+    # ------------------------------------------------------------------ indices
+    def _domain(self, index: ast.Index | None) -> tuple[Scope, int | None, tuple[Dim, ...]]:
+        if index is None:
+            return {}, 0, ()
+        if isinstance(index, ast.ShapeIndex):
+            dims: list[Dim] = []
+            for d in index.dims:
+                info = self.expr(d, {})
+                if not info.is_data or info.kind == "set" or info.shape != ():
+                    raise DflError("a shape's sizes must be int data (`param n : int;`)", d.pos)
+                if info.value is not None and not float(info.value).is_integer():
+                    raise DflError(f"a shape's size must be an integer, got {info.value}", d.pos)
+                dims.append(info.dim)
+            return {}, len(dims), tuple(dims)
+        scope = self.index(index, {})
+        arity: int | None = 0
+        shape: list[Dim] = []
+        for item in index.items:
+            info = self.info(item.set)
+            width = len(item.names) if item.names else info.set_dim
+            arity = None if arity is None or width is None else arity + width
+            shape.append(f"#{item.set.id}" if isinstance(item.set, ast.Name) else None)
+        return scope, arity, tuple(shape)
+
+    def index(self, index: ast.SetIndex, scope: Scope) -> Scope:
+        """Check an AMPL-style index; returns the scope with its dummies bound."""
+        inner = dict(scope)
+        for item in index.items:
+            info = self.expr(item.set, inner)
+            if info.kind != "set":
+                raise DflError(
+                    f"expected a set after `in`, got {describe(info)}", item.set.pos
+                )
+            if not info.is_data:
+                raise DflError("an index set can't depend on variables", item.set.pos)
+            if item.names and info.set_dim is not None and len(item.names) != info.set_dim:
+                if info.set_dim > 1 and len(item.names) == 1:
+                    names = ", ".join("abcdefgh"[k] for k in range(info.set_dim))
+                    hint = f"bind its components: `({names}) in ...`"
+                else:
+                    hint = None
+                raise DflError(
+                    f"the set holds {info.set_dim}-tuples but {len(item.names)} "
+                    f"name(s) are bound",
+                    item.pos,
+                    hint=hint,
+                )
+            for name in item.names:
+                if name in inner:
+                    continue  # already bound: this component filters (a join)
+                if name in self.symbols:
+                    raise DflError(
+                        f"dummy `{name}` hides the {self.symbols[name].kind} `{name}`",
+                        item.pos,
+                        hint="pick another name for the dummy",
+                    )
+                element = Info(
+                    kind="elem",
+                    integer=info.integer,
+                    sign=Sign.NONNEG if info.sign.nonneg else Sign.UNKNOWN,
+                )
+                inner[name] = Dummy(name, element, item)
+        if index.filter is not None:
+            cond = self.expr(index.filter, inner)
+            self._require_condition(cond, index.filter)
+        return inner
+
+    def _require_condition(self, info: Info, node: ast.Expr) -> None:
+        if info.kind != "bool":
+            raise DflError(f"expected a condition, got {describe(info)}", node.pos)
+        if not info.is_data:
+            raise DflError(
+                "a condition can only use data and dummies, not variables or predicted params",
+                node.pos,
+            )
+
