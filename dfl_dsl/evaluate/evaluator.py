@@ -11,16 +11,17 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-import scipy.sparse as sp
 
 from .. import ast
 from ..atoms.registry import ATOMS
 from ..errors import DflError
-from .elements import STRING_BASE, SetValue, format_key, intern, is_string_key
+from .conditions import ConditionRules, cross
+from .elements import SetValue, intern, is_string_key
 from .entities import Domain, Entity
-from .frame import Column, Frame, RowRanges, join
+from .frame import Frame, RowRanges, join
 from .nonlinear import NL, AtomNode
 from .poly import Poly
+from .subscripts import SubscriptRules
 from .values import (
     EvalError,
     Val,
@@ -28,8 +29,6 @@ from .values import (
     aligned_array,
     divide,
     expand,
-    flat_data,
-    index_map,
     matmul,
     multiply,
     negate,
@@ -37,15 +36,6 @@ from .values import (
     segment_sum,
     transpose,
 )
-
-_COMPARE = {
-    "==": np.equal,
-    "!=": np.not_equal,
-    "<=": np.less_equal,
-    ">=": np.greater_equal,
-    "<": np.less,
-    ">": np.greater,
-}
 
 
 @dataclass
@@ -57,7 +47,7 @@ class Context:
     width: int = 0
 
 
-class Evaluator:
+class Evaluator(SubscriptRules, ConditionRules):
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
         self._macros: dict[str, Val] = {}
@@ -195,165 +185,12 @@ class Evaluator:
             self._macros[entity.name] = cached
         return cached
 
-    # ------------------------------------------------------------------ subscripts
-    def _v_Subscript(self, node: ast.Subscript, frame: Frame) -> Val:
-        base = node.base
-        if isinstance(base, ast.Name) and frame.get(base.id) is None:
-            entity = self.ctx.entities.get(base.id)
-            if entity is not None and not entity.shape_style and entity.decl.index is not None:
-                return self._entry(entity, node, frame)
-        whole = self.value(base, frame)
-        return self._slice(whole, node, frame)
-
-    def _key_columns(self, args: tuple[ast.Expr, ...], frame: Frame) -> tuple[list[Column], bool]:
-        cols, framed = [], False
-        for arg in args:
-            if isinstance(arg, ast.Name) and frame.get(arg.id) is not None:
-                cols.append(frame.get(arg.id))
-                framed = True
-                continue
-            v = self.value(arg, frame)
-            if v.symbolic or v.kind in ("set", "bool") or v.shape != ():
-                raise DflError("a subscript must be one element", arg.pos)
-            keys = np.asarray(v.payload)
-            if keys.dtype.kind == "f":
-                if not np.all(np.isfinite(keys)) or not np.all(keys == np.round(keys)):
-                    raise DflError("a subscript must be an integer or an element", arg.pos)
-                keys = keys.astype(np.int64)
-            cols.append(Column(np.atleast_1d(keys).astype(np.int64)))
-            framed = framed or v.framed
-        n = frame.n if framed else 1
-        cols = [c if c.n == n else Column(np.broadcast_to(c.keys, (n,))) for c in cols]
-        return cols, framed
-
-    def _entry(self, entity: Entity, node: ast.Subscript, frame: Frame) -> Val:
-        cols, framed = self._key_columns(node.args, frame)
-        if len(cols) != entity.domain.arity:
-            raise EvalError(
-                f"`{entity.name}` takes {entity.domain.arity} subscript(s), got {len(cols)}"
-            )
-        pos, complete = _positions(entity.domain, cols, frame)
-        if not complete and np.any(pos < 0):
-            bad = int(np.nonzero(pos < 0)[0][0])
-            key = format_key([c.keys[bad] for c in cols])
-            raise EvalError(
-                f"`{entity.name}{key}` is outside the index set of `{entity.name}`",
-                "check the subscripts (and the data's sets)",
-            )
-        if entity.kind == "data":
-            if entity.missing is not None:
-                gone = entity.missing[pos]
-                if gone.any():
-                    bad = int(pos[np.nonzero(gone)[0][0]])
-                    raise EvalError(
-                        f"param `{entity.name}` has no value for {entity.entry_label(bad)}",
-                        "give it in the data, or declare a `default`",
-                    )
-            values = entity.data[pos]
-            kind = "elem" if entity.elem else "num"
-            return Val(values if framed else values[0], framed, (), kind)
-        if entity.kind in ("var", "theta"):
-            poly = Poly.symbols(pos, self.ctx.width, offset=entity.offset)
-            return Val(poly, framed, ())
-        macro = self._macro(entity)
-        rows = index_map(macro, True, macro.shape, entity.domain.n).reshape(
-            entity.domain.n, math.prod(macro.shape)  # (not -1: the index may be empty)
-        )[pos].ravel()
-        payload = macro.payload
-        if macro.symbolic:
-            payload = payload.take(rows)
-        else:
-            payload = flat_data(macro, True, macro.shape, entity.domain.n)[rows]
-            payload = payload.reshape((len(pos),) + macro.shape)
-            if not framed:
-                payload = payload[0]
-        return Val(payload, framed, macro.shape, macro.kind)
-
-    def _slice(self, whole: Val, node: ast.Subscript, frame: Frame) -> Val:
-        """numpy-style indexing with integers and `lo..hi` slices."""
-        if whole.kind == "set":
-            raise DflError("a set can't be subscripted", node.pos)
-        if len(node.args) > len(whole.shape):
-            raise DflError(
-                f"too many subscripts ({len(node.args)}) for an array of shape "
-                f"{list(whole.shape)}",
-                node.pos,
-            )
-        coords: list[np.ndarray] = []
-        out_axes: list[int] = []
-        framed = whole.framed
-        n = frame.n
-        ints = []
-        for axis, arg in enumerate(node.args):
-            size = whole.shape[axis]
-            if isinstance(arg, ast.Range):
-                lo = self.int_scalar(arg.lo, frame, "a slice bound")
-                hi = self.int_scalar(arg.hi, frame, "a slice bound")
-                if lo < 0 or hi >= size or lo > hi:
-                    raise DflError(f"slice {lo}..{hi} is outside 0..{size - 1}", arg.pos)
-                ints.append(("slice", lo, hi))
-                out_axes.append(hi - lo + 1)
-                continue
-            v = self.number(arg, frame)
-            if v.symbolic or v.shape != ():
-                raise DflError("a subscript must be one integer", arg.pos)
-            k = np.asarray(v.payload)
-            if k.dtype.kind == "f" and not np.all(k == np.round(k)):
-                raise DflError("a subscript must be an integer", arg.pos)
-            k = k.astype(np.int64)
-            if np.any((k < 0) | (k >= size)):
-                bad = int(np.ravel(k)[np.nonzero(np.ravel((k < 0) | (k >= size)))[0][0]])
-                raise DflError(f"index {bad} is outside 0..{size - 1}", arg.pos)
-            framed = framed or v.framed
-            ints.append(("int", k, v.framed))
-        rest = list(whole.shape[len(node.args):])
-        out_shape = tuple(out_axes + rest)
-        lead = (n,) if framed else ()
-        ndim_out = len(lead) + len(out_shape)
-
-        def place(values: np.ndarray, axis: int) -> np.ndarray:
-            shape = [1] * ndim_out
-            shape[axis] = len(values)
-            return values.reshape(shape)
-
-        out_axis = len(lead)
-        for entry in ints:
-            if entry[0] == "slice":
-                _, lo, hi = entry
-                coords.append(place(np.arange(lo, hi + 1), out_axis))
-                out_axis += 1
-            else:
-                _, k, k_framed = entry
-                coords.append(place(k, 0) if k_framed else np.asarray(k))
-        for size in rest:
-            coords.append(place(np.arange(size), out_axis))
-            out_axis += 1
-        src_shape = ((n,) if whole.framed else ()) + tuple(whole.shape)
-        if whole.framed:
-            coords.insert(0, place(np.arange(n), 0))
-        target = lead + out_shape
-        grids = [np.broadcast_to(c, target) for c in coords]
-        flat = np.ravel_multi_index(grids, src_shape).ravel() if grids else np.zeros(1, np.int64)
-        if whole.symbolic:
-            return Val(whole.payload.take(flat), framed, out_shape)
-        data = np.asarray(whole.payload).ravel()[flat].reshape(target)
-        return Val(data, framed, out_shape, whole.kind)
-
-    def int_scalar(self, node: ast.Expr, frame: Frame, what: str) -> int:
-        v = self.number(node, frame)
-        if v.symbolic or v.framed or v.shape != ():
-            raise DflError(f"{what} must be one integer from data", node.pos)
-        value = float(np.asarray(v.payload))
-        if not value.is_integer():
-            raise DflError(f"{what} must be an integer, got {value:g}", node.pos)
-        return int(value)
-
     # ------------------------------------------------------------------ arithmetic
     def _v_BinOp(self, node: ast.BinOp, frame: Frame) -> Val:
         left = self.value(node.left, frame)
         right = self.value(node.right, frame)
         if node.op == "*" and left.kind == "set" and right.kind == "set":
-            return Val(_cross(left.payload, right.payload), kind="set")
+            return Val(cross(left.payload, right.payload), kind="set")
         left = self._as_number(left, node.left)
         right = self._as_number(right, node.right)
         n, width = frame.n, self.ctx.width
@@ -413,111 +250,6 @@ class Evaluator:
             return multiply(base, base, frame.n, self.ctx.width)
         return ATOMS["power"].elementwise(self, [base], param=p)
 
-    # ------------------------------------------------------------------ logic
-    def _v_Compare(self, node: ast.Compare, frame: Frame) -> Val:
-        vals = [self.value(o, frame) for o in node.operands]
-        for o, v in zip(node.operands, vals, strict=True):
-            if v.symbolic:
-                raise DflError("a condition can't depend on variables", o.pos)
-        result = None
-        for k, op in enumerate(node.ops):
-            a, b = vals[k], vals[k + 1]
-            if op not in ("==", "!=") and (_has_strings(a) or _has_strings(b)):
-                raise DflError(f"`{op}` can't order string elements", node.operands[k].pos)
-            shape = out_shape(a, b)
-            framed = a.framed or b.framed
-            test = _COMPARE[op](
-                aligned_array(a, framed, len(shape), frame.n),
-                aligned_array(b, framed, len(shape), frame.n),
-            )
-            link = Val(test, framed, shape, "bool")
-            result = link if result is None else _logical(np.logical_and, result, link, frame)
-        return result
-
-    def _v_BoolOp(self, node: ast.BoolOp, frame: Frame) -> Val:
-        left = self.value(node.left, frame)
-        right = self.value(node.right, frame)
-        fn = np.logical_and if node.op == "and" else np.logical_or
-        return _logical(fn, left, right, frame)
-
-    def _v_Not(self, node: ast.Not, frame: Frame) -> Val:
-        v = self.value(node.operand, frame)
-        return Val(np.logical_not(v.payload), v.framed, v.shape, "bool")
-
-    def _v_Member(self, node: ast.Member, frame: Frame) -> Val:
-        element = self.value(node.element, frame)
-        the_set = self.set_of(node.set, frame)
-        keys = np.asarray(element.payload)
-        if isinstance(the_set, RowRanges):
-            keys = np.broadcast_to(keys, (frame.n,))
-            inside = (keys >= the_set.lo) & (keys <= the_set.hi)
-            return Val(inside, True, (), "bool")
-        if keys.dtype.kind == "f":
-            keys = keys.astype(np.int64)
-        inside = the_set.position(np.atleast_1d(keys).ravel()) >= 0
-        return Val(inside.reshape(keys.shape), element.framed, element.shape, "bool")
-
-    def _v_IfThenElse(self, node: ast.IfThenElse, frame: Frame) -> Val:
-        cond = self.value(node.cond, frame)
-        if cond.shape == () and not cond.symbolic:
-            # each branch only where it is chosen: `if d[i] != 0 then 1 / d[i] else 0` must
-            # not divide by the zeros the condition rules out
-            if not cond.framed:
-                return self.value(node.then if bool(np.asarray(cond.payload)) else node.orelse,
-                                  frame)
-            return self._chosen(node, flat_data(cond, True, (), frame.n).astype(bool), frame)
-        then = self.value(node.then, frame)
-        orelse = self.value(node.orelse, frame)
-        if then.kind == "elem" and orelse.kind == "elem":
-            kind = "elem"
-        else:
-            then, orelse, kind = self._as_number(then, node.then), self._as_number(
-                orelse, node.orelse
-            ), "num"
-        shape = out_shape(then, orelse, cond)
-        framed = then.framed or orelse.framed or cond.framed
-        n = frame.n
-        mask = flat_data(cond, framed, shape, n).astype(bool)
-        if not then.symbolic and not orelse.symbolic:
-            a = flat_data(then, framed, shape, n)
-            b = flat_data(orelse, framed, shape, n)
-            target = ((n,) if framed else ()) + shape
-            return Val(np.where(mask, a, b).reshape(target), framed, shape, kind)
-        width = self.ctx.width
-        a = expand(then, framed, shape, n, width).scale(mask.astype(float))
-        b = expand(orelse, framed, shape, n, width).scale((~mask).astype(float))
-        return Val(b + a if isinstance(b, NL) and not isinstance(a, NL) else a + b, framed, shape)
-
-    def _chosen(self, node: ast.IfThenElse, mask: np.ndarray, frame: Frame) -> Val:
-        """`if` with one condition per frame row: each branch evaluated on its own rows."""
-        n, width = frame.n, self.ctx.width
-        parts = []
-        for branch, rows in ((node.then, np.nonzero(mask)[0]), (node.orelse, np.nonzero(~mask)[0])):
-            if len(rows):
-                parts.append((branch, rows, self.value(branch, frame.take(rows))))
-        if len(parts) == 2 and not all(v.kind == "elem" for _, _, v in parts):
-            parts = [(b, r, self._as_number(v, b)) for b, r, v in parts]
-        kind = parts[0][2].kind if parts else "num"
-        shape = out_shape(*(v for _, _, v in parts)) if parts else ()
-        size = math.prod(shape)
-        if not any(v.symbolic for _, _, v in parts):
-            dtype = np.int64 if kind == "elem" else float
-            out = np.zeros((n, *shape), dtype=dtype)
-            for _, rows, v in parts:
-                out[rows] = flat_data(v, True, shape, len(rows)).reshape((len(rows), *shape))
-            return Val(out, True, shape, kind)
-        total = None
-        for _, rows, v in parts:  # each part's rows, placed at its frame rows
-            sub = expand(v, True, shape, len(rows), width)
-            targets = (rows[:, None] * size + np.arange(size)).ravel()
-            place = sp.csr_array((np.ones(len(targets)), (targets, np.arange(len(targets)))),
-                                 shape=(n * size, len(targets)))
-            placed = sub.rowmap(place)
-            total = placed if total is None else (
-                total + placed if isinstance(total, NL) or not isinstance(placed, NL)
-                else placed + total)
-        return Val(total, True, shape)
-
     # ------------------------------------------------------------------ reductions
     def _v_Reduce(self, node: ast.Reduce, frame: Frame) -> Val:
         child = self.index(node.index, frame)
@@ -548,93 +280,9 @@ class Evaluator:
         fn = np.maximum if node.op == "max" else np.minimum
         return Val(fn.reduceat(np.asarray(body.payload, dtype=float), starts[:-1]), True, ())
 
-    # ------------------------------------------------------------------ sets
-    def _v_Range(self, node: ast.Range, frame: Frame) -> Val:
-        lo = self.number(node.lo, frame)
-        hi = self.number(node.hi, frame)
-        for side, v in ((node.lo, lo), (node.hi, hi)):
-            arr = np.asarray(v.payload)
-            if v.symbolic or v.shape != ():
-                raise DflError("a range's bounds must be integers from data", side.pos)
-            if arr.dtype.kind == "f" and not np.all(arr == np.round(arr)):
-                raise DflError("a range's bounds must be integers", side.pos)
-        if not lo.framed and not hi.framed:
-            a, b = int(np.asarray(lo.payload)), int(np.asarray(hi.payload))
-            return Val(SetValue(np.arange(a, b + 1, dtype=np.int64)), kind="set")
-        n = frame.n
-        lo_arr = np.broadcast_to(np.asarray(lo.payload).astype(np.int64), (n,))
-        hi_arr = np.broadcast_to(np.asarray(hi.payload).astype(np.int64), (n,))
-        return Val(RowRanges(lo_arr, hi_arr), True, (), "set")
-
-    def _v_SetLiteral(self, node: ast.SetLiteral, frame: Frame) -> Val:
-        keys = []
-        for element in node.elements:
-            v = self.value(element, frame)
-            if v.framed or v.symbolic or v.shape != ():
-                raise DflError("a set literal lists fixed elements", element.pos)
-            key = np.asarray(v.payload)
-            if key.dtype.kind == "f":
-                if not float(key).is_integer():
-                    raise DflError("a set element must be an integer or a string", element.pos)
-                key = key.astype(np.int64)
-            keys.append(int(key))
-        the_set = SetValue(np.asarray(keys, dtype=np.int64).reshape(-1, 1))
-        if len(the_set.duplicates()):
-            raise DflError("a set literal repeats an element", node.pos)
-        return Val(the_set, kind="set")
-
-    def _v_SetOp(self, node: ast.SetOp, frame: Frame) -> Val:
-        left = self.set_of(node.left, frame)
-        right = self.set_of(node.right, frame)
-        if isinstance(left, RowRanges) or isinstance(right, RowRanges):
-            raise DflError(
-                f"`{node.op}` of ranges that depend on dummies is not supported", node.pos
-            )
-        if left.dim != right.dim:
-            raise DflError(f"`{node.op}` of sets of different tuple widths", node.pos)
-        if node.op == "union":
-            keys = np.concatenate([left.keys, right.keys])
-            merged = SetValue(keys)
-            dup = merged.duplicates()
-            keep = np.setdiff1d(np.arange(len(keys)), dup)
-            return Val(SetValue(keys[keep]), kind="set")
-        inside = right.position(left.keys) >= 0
-        keep = inside if node.op == "inter" else ~inside
-        return Val(SetValue(left.keys[keep]), kind="set")
-
     # ------------------------------------------------------------------ atoms
     def _v_Call(self, node: ast.Call, frame: Frame) -> Val:
         return ATOMS[node.func].evaluate(self, node, frame)
 
 
 # ---------------------------------------------------------------------- helpers
-def _has_strings(v: Val) -> bool:
-    return v.kind == "elem" and bool(np.any(np.asarray(v.payload) >= STRING_BASE))
-
-
-def _logical(fn, a: Val, b: Val, frame: Frame) -> Val:
-    framed = a.framed or b.framed
-    shape = out_shape(a, b)
-    out = fn(
-        aligned_array(a, framed, len(shape), frame.n),
-        aligned_array(b, framed, len(shape), frame.n),
-    )
-    return Val(out, framed, shape, "bool")
-
-
-def _cross(a: SetValue | RowRanges, b: SetValue | RowRanges) -> SetValue:
-    if isinstance(a, RowRanges) or isinstance(b, RowRanges):
-        raise EvalError("a cross product of ranges that depend on dummies is not supported")
-    left = np.repeat(a.keys, b.n, axis=0)
-    right = np.tile(b.keys, (a.n, 1))
-    return SetValue(np.concatenate([left, right], axis=1))
-
-
-def _positions(domain, cols: list[Column], frame: Frame) -> tuple[np.ndarray, bool]:
-    """domain.positions(cols), remembered on the frame: `c[i, j] * x[i, j]` looks up the same
-    positions of the same dummies twice (a million-entry gather each at scale)."""
-    key = (id(domain), *map(id, cols))
-    hit = frame.memo.get(key)
-    if hit is None:  # the entry holds domain and cols: their ids can't be reused meanwhile
-        hit = frame.memo[key] = (domain, cols, domain.positions(cols))
-    return hit[2]
