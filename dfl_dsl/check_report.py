@@ -26,95 +26,115 @@ def _snippet(node: ast.Node, source: str) -> str:
     return escape(lines[pos.line - 1][pos.column - 1 : pos.end_column - 1])
 
 
-def report(model, inst: Instance, console: Console) -> None:
-    source = model.source
+def report(model, inst: Instance | None, console: Console) -> None:
     klass = model.klass
-    title = f"[bold]{model.name}[/bold]  ({model.filename})"
-    console.print(title)
+    console.print(f"[bold]{model.name}[/bold]  ({model.filename})")
     console.print(f"class: [bold cyan]{klass.label}[/bold cyan] — {klass.description}")
     objective = model.objective
     if objective is not None:
         console.print(f"objective: {objective.sense} [bold]{objective.name}[/bold]")
     else:
         console.print("objective: none (a feasibility problem)")
-
-    if model.sets:
-        table = Table(title="sets", title_justify="left")
-        table.add_column("name")
-        table.add_column("definition")
-        table.add_column("tuple width", justify="right")
-        table.add_column("size", justify="right")
-        for s in model.sets:
-            decl = s.decl
-            parts = []
-            if decl.value is not None:
-                parts.append("= " + _snippet(decl.value, source))
-            if decl.within is not None:
-                parts.append("within " + _snippet(decl.within, source))
-            size = str(inst.sets[s.name].n) if inst is not None else "from data"
-            table.add_row(s.name, " ".join(parts) or "from data", str(s.dim or 1), size)
-        console.print(table)
-
-    if model.params:
-        table = Table(title="params", title_justify="left")
-        for col in ("name", "index", "kind", "checks"):
-            table.add_column(col)
-        table.add_column("entries", justify="right")
-        for p in model.params:
-            decl = p.decl
-            kind = ", ".join(decl.kinds) or "data"
-            if decl.value is not None:
-                kind += " (computed)"
-            checks = " ".join(
-                c.op + (" " + _snippet(c.operand, source) if c.operand is not None else "")
-                for c in decl.checks
-            )
-            if decl.default is not None:
-                checks += f" default {_snippet(decl.default, source)}"
-            entries = str(inst.entity(p.name).size) if inst is not None else ""
-            table.add_row(p.name, _index_text(decl.index, source), kind, checks.strip(), entries)
-        console.print(table)
-
-    if model.variables:
-        table = Table(title="variables", title_justify="left")
-        for col in ("name", "index", "domain", "bounds"):
-            table.add_column(col)
-        table.add_column("count", justify="right")
-        for v in model.variables:
-            decl = v.decl
-            bounds = " ".join(
-                a.kind + " " + ", ".join(_snippet(o, source) for o in a.operands)
-                for a in decl.attrs
-                if a.kind in (">=", "<=", "box")
-            ).replace("box ", "in ")
-            count = str(inst.entity(v.name).size) if inst is not None else ""
-            table.add_row(v.name, _index_text(decl.index, source), decl.domain, bounds, count)
-        console.print(table)
-
-    if model.constraints:
-        table = Table(title="constraints", title_justify="left")
-        for col in ("name", "index"):
-            table.add_column(col)
-        table.add_column("rows", justify="right")
-        rows = compiled(inst).row_counts() if inst is not None else {}
-        for c in model.constraints:
-            table.add_row(c.name, _index_text(c.index, source), str(rows.get(c.name, "")))
-        console.print(table)
-
+    for table in (_sets(model, inst), _params(model, inst), _variables(model, inst),
+                  _constraints(model, inst)):
+        if table is not None:
+            console.print(table)
     if inst is not None:
-        console.print(
-            f"instance: {inst.n_vars} variables, "
-            f"{sum(compiled(inst).row_counts().values())} constraint rows"
-            + (f", {len(inst.thetas)} predicted/uncertain params" if inst.thetas else "")
-        )
-        unknown = inst.unknown_data_keys()
-        if unknown:
-            console.print(
-                "[yellow]note:[/yellow] the data has keys the model doesn't declare: "
-                + ", ".join(unknown)
-            )
+        _instance(inst, console)
     backends = accepting(klass)
     if backends:
         console.print("backends: " + ", ".join(backends) + f"  (auto picks {backends[0]})")
     else:
         console.print("backends: [yellow]none installed accepts this class yet[/yellow]")
+
+
+def _sets(model, inst: Instance | None) -> Table | None:
+    if not model.sets:
+        return None
+    source = model.source
+    table = Table(title="sets", title_justify="left")
+    table.add_column("name")
+    table.add_column("definition")
+    table.add_column("tuple width", justify="right")
+    table.add_column("size", justify="right")
+    for s in model.sets:
+        decl = s.decl
+        parts = []
+        if decl.value is not None:
+            parts.append("= " + _snippet(decl.value, source))
+        if decl.within is not None:
+            parts.append("within " + _snippet(decl.within, source))
+        size = str(inst.sets[s.name].n) if inst is not None else "from data"
+        table.add_row(s.name, " ".join(parts) or "from data", str(s.dim or 1), size)
+    return table
+
+
+def _params(model, inst: Instance | None) -> Table | None:
+    if not model.params:
+        return None
+    source = model.source
+    table = Table(title="params", title_justify="left")
+    for col in ("name", "index", "kind", "checks"):
+        table.add_column(col)
+    table.add_column("entries", justify="right")
+    for p in model.params:
+        decl = p.decl
+        kind = ", ".join(decl.kinds) or "data"
+        if decl.value is not None:
+            kind += " (computed)"
+        checks = " ".join(
+            c.op + (" " + _snippet(c.operand, source) if c.operand is not None else "")
+            for c in decl.checks
+        )
+        if decl.default is not None:
+            checks += f" default {_snippet(decl.default, source)}"
+        entries = str(inst.entity(p.name).size) if inst is not None else ""
+        table.add_row(p.name, _index_text(decl.index, source), kind, checks.strip(), entries)
+    return table
+
+
+def _variables(model, inst: Instance | None) -> Table | None:
+    if not model.variables:
+        return None
+    source = model.source
+    table = Table(title="variables", title_justify="left")
+    for col in ("name", "index", "domain", "bounds"):
+        table.add_column(col)
+    table.add_column("count", justify="right")
+    for v in model.variables:
+        decl = v.decl
+        bounds = " ".join(
+            a.kind + " " + ", ".join(_snippet(o, source) for o in a.operands)
+            for a in decl.attrs
+            if a.kind in (">=", "<=", "box")
+        ).replace("box ", "in ")
+        count = str(inst.entity(v.name).size) if inst is not None else ""
+        table.add_row(v.name, _index_text(decl.index, source), decl.domain, bounds, count)
+    return table
+
+
+def _constraints(model, inst: Instance | None) -> Table | None:
+    if not model.constraints:
+        return None
+    table = Table(title="constraints", title_justify="left")
+    for col in ("name", "index"):
+        table.add_column(col)
+    table.add_column("rows", justify="right")
+    rows = compiled(inst).row_counts() if inst is not None else {}
+    for c in model.constraints:
+        table.add_row(c.name, _index_text(c.index, model.source), str(rows.get(c.name, "")))
+    return table
+
+
+def _instance(inst: Instance, console: Console) -> None:
+    console.print(
+        f"instance: {inst.n_vars} variables, "
+        f"{sum(compiled(inst).row_counts().values())} constraint rows"
+        + (f", {len(inst.thetas)} predicted/uncertain params" if inst.thetas else "")
+    )
+    unknown = inst.unknown_data_keys()
+    if unknown:
+        console.print(
+            "[yellow]note:[/yellow] the data has keys the model doesn't declare: "
+            + ", ".join(unknown)
+        )

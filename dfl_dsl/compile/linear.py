@@ -172,22 +172,7 @@ def assemble(bridged: Problem, inst: Instance, *, label_rows: bool = False,
     cols = Columns(inst, bridged.width)
     n, nt = cols.n, cols.n_theta
     sign = 1.0 if bridged.sense == "minimize" else -1.0
-
-    const, ax, bt, bil, quad = split_poly(bridged.objective, cols, "the objective")
-    c = np.asarray(ax.sum(axis=0)).ravel() * sign
-    c0 = float(const.sum()) * sign
-    c0_theta = np.zeros(0) if bt is None else np.asarray(bt.sum(axis=0)).ravel() * sign
-    c_theta = sp.csr_array((bil[3] * sign, (bil[1], bil[2])), shape=(n, nt))
-    P = None
-    if len(quad[0]):
-        _, a, b, v = quad
-        # v z_a z_b = ½ zᵀPz with P_ab = P_ba = v (a != b) and P_aa = 2v
-        rows_ = np.concatenate([a, b])
-        cols_ = np.concatenate([b, a])
-        vals = np.concatenate([v, v]) * sign
-        P = sp.csc_array((vals, (rows_, cols_)), shape=(n, n))
-        P.sum_duplicates()
-
+    c, c0, c_theta, c0_theta, P = _objective(bridged.objective, cols, sign)
     bodies = bridged.rows
     m = sum(b.body.rows for b in bodies)
     A_parts, R_parts, at_parts = [], [], []
@@ -232,6 +217,26 @@ def assemble(bridged: Problem, inst: Instance, *, label_rows: bool = False,
         l1_pairs=[L1Pairs(cols.var_of[p.x], cols.var_of[p.s]) for p in bridged.structures
                   if isinstance(p, L1Pairs)],
     )
+
+
+def _objective(objective: Poly, cols: Columns, sign: float):
+    """c, c0, c_θ, c0_θ and P (None without quadratic terms) of the minimized objective."""
+    n, nt = cols.n, cols.n_theta
+    const, ax, bt, bil, quad = split_poly(objective, cols, "the objective")
+    c = np.asarray(ax.sum(axis=0)).ravel() * sign
+    c0 = float(const.sum()) * sign
+    c0_theta = np.zeros(0) if bt is None else np.asarray(bt.sum(axis=0)).ravel() * sign
+    c_theta = sp.csr_array((bil[3] * sign, (bil[1], bil[2])), shape=(n, nt))
+    P = None
+    if len(quad[0]):
+        _, a, b, v = quad
+        # v z_a z_b = ½ zᵀPz with P_ab = P_ba = v (a != b) and P_aa = 2v
+        rows_ = np.concatenate([a, b])
+        cols_ = np.concatenate([b, a])
+        vals = np.concatenate([v, v]) * sign
+        P = sp.csc_array((vals, (rows_, cols_)), shape=(n, n))
+        P.sum_duplicates()
+    return c, c0, c_theta, c0_theta, P
 
 
 def _stack_rows(blocks: list[sp.csr_array], width: int) -> sp.csr_array:
