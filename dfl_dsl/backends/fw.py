@@ -264,24 +264,9 @@ def frank_wolfe(form: LinearForm, *, variant: str = "pairwise", tol: float = 1e-
             break
         if variant == "optimistic":  # the next gradient predicted by this one
             key, v = lmo(summed + (it + 1) * g)
-        if variant == "pairwise":
-            away_key = max(active, key=lambda k: float(g @ active[k][0]))
-            a, weight = active[away_key]
-            d = v - a
-            gamma_max = weight
-        else:
-            d = v - x
-            gamma_max = 1.0
-        curvature = float(d @ (P @ d))
-        slope = float(g @ d)
-        if variant == "vanilla":
-            gamma = 2.0 / (it + 2.0)
-        elif variant == "optimistic":  # x_{t+1} = Σ a_s v_s / Σ a_s, a_s = s
-            gamma = (it + 1.0) / (weights + it + 1.0)
-        elif variant == "short":
-            gamma = min(1.0, -slope / (lipschitz * float(d @ d))) if lipschitz > 0 else 1.0
-        else:  # pairwise, primal-dual: the short step on the curvature along d
-            gamma = gamma_max if curvature <= 0 else min(gamma_max, max(0.0, -slope / curvature))
+        d, gamma_max, away_key = _direction(variant, active, g, v, x)
+        gamma = _step(variant, it, d, float(g @ d), float(d @ (P @ d)), gamma_max, lipschitz,
+                      weights)
         x = x + gamma * d
         if variant == "pairwise":
             active.setdefault(key, [v.copy(), 0.0])[1] += gamma
@@ -291,6 +276,29 @@ def frank_wolfe(form: LinearForm, *, variant: str = "pairwise", tol: float = 1e-
         g = grad(x)
     return {"x": x, "objective": float(f(x)), "gap": certified, "iterations": it,
             "converged": certified <= tol}
+
+
+def _direction(variant: str, active: dict, g: np.ndarray, v: np.ndarray, x: np.ndarray):
+    """The step's direction, its longest step, and (pairwise) the away vertex it drains:
+    pairwise moves weight from the active vertex worst for g to v, the others move x to v."""
+    if variant == "pairwise":
+        away_key = max(active, key=lambda k: float(g @ active[k][0]))
+        a, weight = active[away_key]
+        return v - a, weight, away_key
+    return v - x, 1.0, None
+
+
+def _step(variant: str, it: int, d: np.ndarray, slope: float, curvature: float,
+          gamma_max: float, lipschitz: float | None, weights: float) -> float:
+    """The step along d of each variant (see the module's docstring)."""
+    if variant == "vanilla":
+        return 2.0 / (it + 2.0)
+    if variant == "optimistic":  # x_{t+1} = Σ a_s v_s / Σ a_s, a_s = s
+        return (it + 1.0) / (weights + it + 1.0)
+    if variant == "short":
+        return min(1.0, -slope / (lipschitz * float(d @ d))) if lipschitz > 0 else 1.0
+    # pairwise, primal-dual: the short step on the curvature along d
+    return gamma_max if curvature <= 0 else min(gamma_max, max(0.0, -slope / curvature))
 
 
 def _lambda_max(P: sp.csr_array) -> float:

@@ -3,8 +3,9 @@ ICLR 2026, arXiv 2512.01565). `admm` solves the exact L1 relaxation, `policy` se
 parameters, `train` fits the policy by unrolling, `layer` differentiates the solution, `backend`
 is `dfl solve --backend flexqp`."""
 
-from .admm import Result, Settings, solve
+from .admm import solve
 from .backend import solve_instance
+from .iterates import Result, Settings
 from .policy import DeepPolicy, default_policy
 from .problem import QPBatch
 

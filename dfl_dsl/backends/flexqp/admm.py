@@ -26,104 +26,26 @@ grow on, but by less than μ, μ is too small for exactness and grows.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
-from typing import NamedTuple
 
 import torch
 
+from .iterates import (
+    Outcome,
+    Params,
+    Residuals,
+    Result,
+    Running,
+    Settings,
+    State,
+)
 from .kkt import (
     Factors,
     Schur,
-    SchurFactor,
     SchurFactors,
-    SchurPolish,
-    corrected,
-    guess_active,
-    polish_on,
 )
 from .linsys import LinearSystem
+from .polishing import polish, settling
 from .problem import QPBatch
-
-# the tightest residual tolerance float32 iterates reach reliably (its rounding is ~1.2e-7
-# relative); float64's defaults (1e-8, 1e-9) are below it, and such a solve never converges
-FLOAT32_EPS = 1e-5
-
-
-@dataclass
-class Settings:
-    eps_abs: float = 1e-6
-    eps_rel: float = 1e-6
-    max_iter: int = 20_000
-    # residuals are tested every few iterations (fewer device syncs and ops); 6 puts the
-    # second check, where the Schur path polishes everything, after the policy's first update
-    check_every: int = 6
-    sigma: float = 1e-6
-    rho: float = 0.1  # OSQP's default; equality rows get 1e3 × (OSQP's rule)
-    alpha: float = 1.6
-    mu: float = 1e3  # penalty on the row-scaled constraints
-    mu_growth: float = 10.0
-    mu_max: float = 1e10
-    # OSQP's tolerance of its certificate of dual infeasibility (eps_dual_inf, §3.4)
-    eps_unbounded: float = 1e-4
-    time_limit: float | None = None
-    # OSQP's polishing (§4.2), tried while iterating: at a check where a running problem's
-    # guess of its active rows (from its iterates) has nearly settled, solve its QP on those
-    # rows exactly, correct the guess by up to `polish_rounds` − 1 active-set steps, and stop
-    # the problem once a polished point passes the residual test (kkt.polish_on, kkt.corrected)
-    polish: bool = True
-    polish_changes: int = 2  # try when at most this many rows changed their guess in a check
-    polish_rounds: int = 4
-    # on the Schur path (shared definite P: a round is cheap) every running problem is tried
-    # once at the second check whatever its guess, with more rounds (beyond the papers)
-    schur_rounds: int = 8
-    # the guess: row i at its upper bound when yᵢ > 0 and uᵢ − aᵢᵀx < w·yᵢ (OSQP's guess is
-    # w = 1 with the slack z in place of Ax; measured here, w = 0.3 with Ax needs fewer
-    # active-set corrections — beyond the papers)
-    guess_weight: float = 0.3
-
-
-@dataclass
-class Params:
-    """The ADMM parameters a policy sets: per-constraint ρ and μ, per-problem α. `mu_ref` is
-    the μ that `solve` raises for exactness; a policy sets μ within a decade above it (so it
-    can't grow μ without bound on an infeasible problem, where the duals chase μ)."""
-
-    rho: torch.Tensor  # (B, m)
-    mu: torch.Tensor  # (B, m)
-    alpha: torch.Tensor  # (B, 1)
-    mu_ref: torch.Tensor  # (B, m)
-    # (B, 1): may the policy set μ? Not once a problem showed violated rows: the least *L1*
-    # violation needs one μ for every row (unequal μ would minimize a weighted violation)
-    mu_free: torch.Tensor
-
-    def select(self, keep: torch.Tensor) -> Params:
-        return Params(self.rho[keep], self.mu[keep], self.alpha[keep], self.mu_ref[keep],
-                      self.mu_free[keep])
-
-
-@dataclass
-class State:
-    x: torch.Tensor  # (B, n)
-    z: torch.Tensor  # (B, m)
-    y: torch.Tensor  # (B, m)
-
-    def select(self, keep: torch.Tensor) -> State:
-        return State(self.x[keep], self.z[keep], self.y[keep])
-
-
-@dataclass
-class Result:
-    x: torch.Tensor
-    z: torch.Tensor
-    y: torch.Tensor  # duals of the original (unscaled) rows: Px + q + Aᵀy = 0
-    # per problem: optimal | relaxed | unbounded | feasible (iteration/time limit)
-    status: list[str]
-    iterations: torch.Tensor  # (B,) iterations each problem needed
-    violation: torch.Tensor  # (B, m) dist(Ax, [l, u]) in the original units
-    r_prim: torch.Tensor
-    r_dual: torch.Tensor
-    mu: torch.Tensor  # final μ (original units)
-    extra: dict = field(default_factory=dict)
 
 
 def prox_penalty(w: torch.Tensor, lo: torch.Tensor, hi: torch.Tensor,
@@ -150,33 +72,6 @@ def step(qp: QPBatch, s: State, p: Params, lin: LinearSystem, sigma: float) -> S
     return State(x, z, torch.addcmul(s.y, p.rho, v - z))
 
 
-class Residuals(NamedTuple):
-    """OSQP's primal/dual residuals at a state (∞-norms, per problem) and the parts they are
-    made of: the convergence test, the violations and the policy's features share them."""
-
-    Ax: torch.Tensor  # (B, m)
-    prim: torch.Tensor  # (B, m) |Ax − z|
-    r_prim: torch.Tensor  # (B,) ‖Ax − z‖∞
-    r_dual: torch.Tensor  # (B,) ‖Px + q + Aᵀy‖∞
-    scale_prim: torch.Tensor  # (B,) max(‖Ax‖∞, ‖z‖∞)
-    scale_dual: torch.Tensor  # (B,) max(‖Px‖∞, ‖Aᵀy‖∞, ‖q‖∞)
-
-    @classmethod
-    def of(cls, qp: QPBatch, s: State, Ax: torch.Tensor | None = None) -> Residuals:
-        """The residuals at s (`Ax`: A s.x when already at hand)."""
-        Ax = qp.Ax(s.x) if Ax is None else Ax
-        Px, ATy = qp.Px(s.x), qp.ATy(s.y)
-        prim = (Ax - s.z).abs()
-        # the scales as one max over the concatenated vectors: fewer ops, the same values
-        scale_dual = torch.cat([Px, ATy, qp.q], -1).abs().amax(-1)
-        return cls(Ax, prim, prim.amax(-1), (Px + qp.q + ATy).abs().amax(-1),
-                   torch.cat([Ax, s.z], -1).abs().amax(-1), scale_dual)
-
-    def tolerances(self, eps_abs: float, eps_rel: float) -> tuple[torch.Tensor, torch.Tensor]:
-        """OSQP's (ε_prim, ε_dual) per problem."""
-        return eps_abs + eps_rel * self.scale_prim, eps_abs + eps_rel * self.scale_dual
-
-
 def initial_params(qp: QPBatch, settings: Settings) -> Params:
     """OSQP's per-row ρ (×1e3 on equalities, tiny on free rows), a uniform μ and α."""
     eq = qp.lo == qp.hi
@@ -196,65 +91,6 @@ def initial_state(qp: QPBatch, warm: State | None) -> State:
     return State(zeros(qp.q), zeros(qp.lo), zeros(qp.lo))
 
 
-@dataclass
-class Running:
-    """The problems still iterating: their (row-scaled) data, ADMM state and parameters, the
-    factorization for their ρ (None: to be made), where each sits in the full batch, and the
-    total violation at its last μ increase."""
-
-    qp: QPBatch
-    state: State
-    params: Params
-    lin: LinearSystem | None
-    index: torch.Tensor
-    last_violation: torch.Tensor
-    guess: torch.Tensor | None = None  # (B, m) int8 active-row guess at the last check
-    tried: torch.Tensor | None = None  # (B,) polished once without success
-    warm: bool = False  # started from an earlier solution (its first guess is worth a try)
-    x_check: torch.Tensor | None = None  # (B, n) x at the last check
-
-    def select(self, keep: torch.Tensor) -> Running:
-        return Running(self.qp.select(keep), self.state.select(keep), self.params.select(keep),
-                       self.lin.select(keep) if self.lin is not None else None,
-                       self.index[keep], self.last_violation[keep],
-                       self.guess[keep] if self.guess is not None else None,
-                       self.tried[keep] if self.tried is not None else None, self.warm,
-                       self.x_check[keep] if self.x_check is not None else None)
-
-
-@dataclass
-class Outcome:
-    """Per problem of the full batch: the final state, μ, iterations, and status flags."""
-
-    state: State
-    mu: torch.Tensor
-    iterations: torch.Tensor
-    done: torch.Tensor
-    relaxed: torch.Tensor
-    unbounded: torch.Tensor
-    polished: int = 0
-    factors: Factors | SchurFactors | None = None  # polishing's, for the backward pass
-
-    @classmethod
-    def empty(cls, like: State, mu: torch.Tensor, max_iter: int) -> Outcome:
-        B, device = like.x.shape[0], like.x.device
-        flags = torch.zeros(B, dtype=torch.bool, device=device)
-        return cls(State(torch.empty_like(like.x), torch.empty_like(like.z),
-                         torch.empty_like(like.y)), torch.empty_like(mu),
-                   torch.full((B,), max_iter, dtype=torch.long, device=device), flags,
-                   flags.clone(), flags.clone())
-
-    def store(self, run: Running, rows, it: int | None = None, relaxed=None) -> None:
-        at = run.index[rows]
-        out, s = self.state, run.state
-        out.x[at], out.z[at], out.y[at] = s.x[rows], s.z[rows], s.y[rows]
-        self.mu[at] = run.params.mu[rows]
-        if it is not None:
-            self.done[at] = True
-            self.iterations[at] = it
-            self.relaxed[at] = relaxed
-
-
 @torch.no_grad()
 def solve(qp: QPBatch, policy=None, settings: Settings | None = None,
           warm: State | None = None, work: dict | None = None) -> Result:
@@ -269,21 +105,8 @@ def solve(qp: QPBatch, policy=None, settings: Settings | None = None,
         return _no_columns(qp, s)
     start = time.perf_counter()
     full, D = qp.row_scaled()
-    state = initial_state(full, warm)
-    if warm is not None:  # to the scaled rows: z̃ = D z, ỹ = y / D
-        state = State(state.x, state.z * D, state.y / D)
-    params = initial_params(full, s)
-    if policy is not None:
-        params = policy.initial(full, params)
     work = {} if work is None else work
-    run = Running(full, state, params, None, torch.arange(qp.batch, device=qp.q.device),
-                  torch.full((qp.batch,), float("inf"), dtype=qp.q.dtype, device=qp.q.device),
-                  warm=warm is not None)
-    out = Outcome.empty(state, params.mu, s.max_iter)
-    schur = Schur.of(full, work) if s.polish else None
-    if s.polish:
-        out.factors = (Factors(work, qp.batch, qp.n, qp.m, qp.q) if schur is None
-                       else SchurFactors(qp.batch, qp.m, qp.q))
+    run, out, schur = _start(qp, full, D, policy, s, warm, work)
     every = getattr(policy, "every", None)
     it = 0
     while it < s.max_iter:
@@ -324,6 +147,27 @@ def solve(qp: QPBatch, policy=None, settings: Settings | None = None,
                                         "factors": out.factors})
 
 
+def _start(qp: QPBatch, full: QPBatch, D: torch.Tensor, policy, s: Settings,
+           warm: State | None, work: dict) -> tuple[Running, Outcome, Schur | None]:
+    """The running batch (row-scaled, from `warm` or zero), its empty outcome, and the Schur
+    complement polishing uses where it applies."""
+    state = initial_state(full, warm)
+    if warm is not None:  # to the scaled rows: z̃ = D z, ỹ = y / D
+        state = State(state.x, state.z * D, state.y / D)
+    params = initial_params(full, s)
+    if policy is not None:
+        params = policy.initial(full, params)
+    run = Running(full, state, params, None, torch.arange(qp.batch, device=qp.q.device),
+                  torch.full((qp.batch,), float("inf"), dtype=qp.q.dtype, device=qp.q.device),
+                  warm=warm is not None)
+    out = Outcome.empty(state, params.mu, s.max_iter)
+    schur = Schur.of(full, work) if s.polish else None
+    if s.polish:
+        out.factors = (Factors(work, qp.batch, qp.n, qp.m, qp.q) if schur is None
+                       else SchurFactors(qp.batch, qp.m, qp.q))
+    return run, out, schur
+
+
 def _no_columns(qp: QPBatch, s: Settings) -> Result:
     """A batch without variables (a model whose sets are all empty): the empty point is the
     only point, and each row reads 0 ∈ [l, u]. It is optimal with zero duals, or `relaxed`
@@ -361,7 +205,7 @@ def _check(run: Running, res: Residuals, out: Outcome, it: int, adaptive: bool,
         p.mu_free = p.mu_free & ~pinned
     if s.polish:
         first = run.guess is None  # a warm start's first try doesn't use up the eager one
-        polished = _polish(run, _settling(run, conv, pinned, s, res.Ax, schur is not None),
+        polished = polish(run, settling(run, conv, pinned, s, res.Ax, schur is not None),
                            s, work, out.factors, schur, res.Ax, mark=not first)
         if polished is not None:  # exact on its active rows: nothing violated
             conv = conv | polished
@@ -435,91 +279,3 @@ def _unbounded(run: Running, out: Outcome, it: int, s: Settings,
     return ~unbounded if live is None else live & ~unbounded
 
 
-def _settling(run: Running, conv: torch.Tensor, pinned: torch.Tensor | None,
-              s: Settings, Ax: torch.Tensor, eager: bool = False) -> torch.Tensor:
-    """The problems worth polishing: not converged, no row pinned at its μ (the relaxation at
-    work: polishing finds feasible points only), and a guess of the active rows that changed in
-    at most `polish_changes` rows since the last check (a guess still moving is rarely right,
-    and every attempt costs a factorization) — or, when `eager` (cheap rounds), any problem
-    not tried yet, from the second check on (from the first when warm-started)."""
-    upper, lower = guess_active(run.qp, Ax, run.state.y, s.guess_weight)
-    guess = upper.to(torch.int8) - lower.to(torch.int8)
-    if run.guess is None:
-        run.guess = guess
-        if not (eager and run.warm):
-            return torch.zeros_like(conv)
-        settling = torch.ones_like(conv)  # warm-started: its first guess is a good one
-    else:
-        settling = (guess != run.guess).sum(-1) <= s.polish_changes
-        run.guess = guess
-    if eager:
-        settling = settling | (~run.tried if run.tried is not None else True)
-    settling = settling & ~conv
-    return settling if pinned is None else settling & ~pinned.squeeze(-1)
-
-
-def _polish(run: Running, candidates: torch.Tensor, s: Settings, work: dict,
-            factors: Factors | SchurFactors, schur: Schur | None, Ax: torch.Tensor,
-            mark: bool = True) -> torch.Tensor | None:
-    """Polish the `candidates` from the active rows their iterates show, with up to
-    `polish_rounds` − 1 (`schur_rounds` − 1 on the Schur path) active-set corrections (a
-    primal-dual active-set method on the guess); a problem whose polished point passes OSQP's
-    test takes it as its state (and its factorization goes to `factors`). Returns which
-    problems did (None: none).
-
-    A problem that passes keeps its rows (its next round repeats its solve) while the others
-    are corrected; the passed ones are written back and leave the sub-batch only once they are
-    at least half of it, or at the end: at these sizes an indexing op costs about as much as
-    solving a passed problem again."""
-    if not bool(candidates.any()):
-        return None
-    at = candidates.nonzero().squeeze(1)
-    sub, mu = run.qp.select(at), run.params.mu[at]
-    upper, lower = guess_active(sub, Ax[at], run.state.y[at], s.guess_weight)
-    polished = torch.zeros_like(candidates)
-    # the lean Schur rounds in float64; in float32 the general ones (which refine)
-    fast = (SchurPolish(schur, sub, mu, s.eps_abs, s.eps_rel)
-            if schur is not None and schur.exact else None)
-    rounds = s.schur_rounds if schur is not None else s.polish_rounds
-    if mark:  # tried (those that pass leave the batch anyway)
-        tried = run.tried if run.tried is not None else torch.zeros_like(candidates)
-        run.tried = tried.index_fill_(0, at, True)
-    for r in range(rounds):
-        got = fast.round(upper, lower) if fast is not None else None
-        if got is not None:
-            p, ok, e_p = got
-        else:
-            if fast is not None:  # a Gram submatrix didn't factor: the reduced KKT's path
-                fast = schur = None
-            p = polish_on(sub, upper, lower, mu, work=work.setdefault("polish", {}),
-                          schur=schur)
-            res = Residuals.of(sub, State(p.x, p.z, p.y), p.Ax)
-            e_p, e_d = res.tolerances(s.eps_abs, s.eps_rel)
-            ok = (res.r_prim <= e_p) & (res.r_dual <= e_d)
-        work["polish_factorizations"] = work.get("polish_factorizations", 0) + len(at)
-        passed = int(ok.sum())
-        last = r + 1 == rounds or passed == len(ok)
-        if passed and (last or 2 * passed >= len(ok)):  # write back, and compact
-            good = at[ok]
-            run.state.x[good], run.state.z[good], run.state.y[good] = p.x[ok], p.z[ok], p.y[ok]
-            polished[good] = True
-            if isinstance(p.lin, SchurFactor):
-                if isinstance(factors, SchurFactors):
-                    factors.put(run.index[good], p.lin.select(ok), p.active[ok])
-            elif isinstance(factors, Factors):  # (not after a fall back from the Schur path)
-                factors.put(run.index[good], p.lin.factor_rows(len(ok))[ok], p.active[ok])
-            if last:
-                break
-            new_upper, new_lower = corrected(sub, upper, lower, p, e_p)
-            left = ~ok
-            at, sub, mu = at[left], sub.select(left), mu[left]
-            upper, lower = new_upper[left], new_lower[left]
-            fast = fast.select(left) if fast is not None else None
-        elif last:
-            break
-        else:  # the passed ones keep their rows
-            new_upper, new_lower = corrected(sub, upper, lower, p, e_p)
-            hold = ok.unsqueeze(-1)
-            upper = torch.where(hold, upper, new_upper)
-            lower = torch.where(hold, lower, new_lower)
-    return polished if bool(polished.any()) else None

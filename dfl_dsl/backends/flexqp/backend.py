@@ -18,8 +18,9 @@ from ...compile.bridges import build_linear
 from ...errors import DflError
 from ...instance import Instance
 from ..common import RawResult, row_labels, to_solution
-from .admm import FLOAT32_EPS, Settings, solve
+from .admm import solve
 from .forms import DenseForm
+from .iterates import FLOAT32_EPS, Settings
 from .policy import DeepPolicy, default_policy
 
 DTYPES = {"float64": torch.float64, "float32": torch.float32}

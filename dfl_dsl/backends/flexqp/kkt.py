@@ -1,4 +1,4 @@
-"""The active-set KKT system of a QP batch, which polishing (`admm.polish`) and the implicit
+"""The active-set KKT system of a QP batch, which polishing (`polishing.polish`) and the implicit
 backward (`layer.kkt_gradients`) both solve:
 
     [[P, A_Sᵀ], [A_S, 0]] [u; v] = [r₁; r₂]       (v = 0 off the active rows S)
@@ -348,7 +348,7 @@ def guess_active(qp: QPBatch, Ax: torch.Tensor, y: torch.Tensor, weight: float =
     """(upper, lower): the rows guessed at their upper bound (uᵢ − aᵢᵀx < w·yᵢ, a positive
     dual) and at their lower bound (aᵢᵀx − lᵢ < −w·yᵢ). OSQP's guess (Stellato et al. 2020,
     §4.2) is w = 1 with the slack z for Ax; the solver's default, w = 0.3 on Ax, is beyond
-    the paper (measured to need fewer corrections, `admm.Settings.guess_weight`)."""
+    the paper (measured to need fewer corrections, `iterates.Settings.guess_weight`)."""
     upper = (y > 0) & (qp.hi - Ax < weight * y)
     lower = (y < 0) & (Ax - qp.lo < -weight * y)
     return upper, lower

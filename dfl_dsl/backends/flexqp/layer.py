@@ -23,8 +23,9 @@ from ...compile.bridges import linear_form
 from ...errors import DflError
 from ...instance import Instance
 from ...predicted import stack_params
-from .admm import FLOAT32_EPS, Settings, State, initial_params, solve, step
+from .admm import initial_params, solve, step
 from .forms import DenseForm
+from .iterates import FLOAT32_EPS, Settings, State
 from .kkt import Factors, Schur, SchurFactors, solve_active
 from .linsys import LinearSystem
 from .problem import QPBatch

@@ -17,7 +17,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from .admm import Params, Residuals, Settings, State
+from .iterates import Params, Residuals, Settings, State
 from .problem import QPBatch
 
 N_FEATURES = 8

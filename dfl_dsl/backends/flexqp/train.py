@@ -15,7 +15,9 @@ from pathlib import Path
 import torch
 
 from ...generators.qp_classes import CLASSES
-from .admm import LinearSystem, Settings, State, initial_params, solve, step
+from .admm import initial_params, solve, step
+from .iterates import Settings, State
+from .linsys import LinearSystem
 from .policy import DeepPolicy
 from .problem import QPBatch
 

@@ -115,35 +115,11 @@ def obcd(form: StiefelForm, *, X0: np.ndarray | None = None, k: int | None = Non
 
 def _obcd(form, X0, k, strategy, score, batch, sample, time_limit, max_rounds, tol, seed,
           device, record, majorize, restarts) -> OBCDResult:
-    k = default_k(form) if k is None else k
-    if strategy not in select.STRATEGIES:
-        raise DflError(f"unknown working-set strategy `{strategy}`",
-                       hint="choose one of: " + ", ".join(select.STRATEGIES))
-    if score not in select.SCORES:
-        raise DflError(f"unknown working-set score `{score}`",
-                       hint="choose one of: " + ", ".join(select.SCORES))
-    if k < 2 or k > form.n:
-        raise DflError(f"the block size k must be in 2..n (n = {form.n}), got {k}")
-    if restarts is None and time_limit is None and max_rounds is None:
-        raise DflError("restarts=None (until the budget is spent) needs a time limit or max_rounds")
+    k = _checked_options(form, k, strategy, score, restarts, time_limit, max_rounds)
     start = time.perf_counter()
     n = form.n
     dev = torch.device(device)
-    X = initial_point(form, seed) if X0 is None else np.asarray(X0, dtype=float)
-    if X.shape != (n, form.r):
-        raise DflError(f"the starting point must be {n} x {form.r}, got {X.shape}")
-    if form.nonneg and np.any(X < 0):
-        raise DflError("the starting point must satisfy X >= 0")
-    Xt = torch.as_tensor(X, dtype=torch.float64, device=dev)
-    model = make_model(form, Xt, majorize)
-    hx = lambda Z: float(h_rows(Z.reshape(-1), form.l1, form.l0, form.nonneg))  # noqa: E731
-    F = model.value() + hx(model.X)
-    if not np.isfinite(F):
-        raise DflError(
-            f"the objective is {F} at the starting point: an atom is evaluated outside its "
-            "domain there (`log` or `sqrt` of an entry of X, which ranges over [-1, 1] on the "
-            "Stiefel manifold, or over [0, 1] with `X >= 0`)",
-            form.pos, hint="keep the atoms' arguments positive on that range (e.g. `log(X + 2)`)")
+    model, hx, F = _start(form, X0, seed, dev, majorize)
     gen = torch.Generator().manual_seed(0 if seed is None else seed)
     count = max(1, min(n // k, batch or default_batch(n, k, strategy)))
     per_sweep = -(-(n + n % 2) // 2 // count) * max(1, n + n % 2 - 1)
@@ -197,6 +173,43 @@ def _obcd(form, X0, k, strategy, score, batch, sample, time_limit, max_rounds, t
             history.append((time.perf_counter() - start, F))
     X = finish(form, model.X.cpu().numpy())
     return OBCDResult(X, form.value(X), rounds, updates, converged, orthogonality(X), history)
+
+
+def _checked_options(form, k, strategy, score, restarts, time_limit, max_rounds) -> int:
+    """The block size (`default_k` when not given), once every option is valid."""
+    k = default_k(form) if k is None else k
+    if strategy not in select.STRATEGIES:
+        raise DflError(f"unknown working-set strategy `{strategy}`",
+                       hint="choose one of: " + ", ".join(select.STRATEGIES))
+    if score not in select.SCORES:
+        raise DflError(f"unknown working-set score `{score}`",
+                       hint="choose one of: " + ", ".join(select.SCORES))
+    if k < 2 or k > form.n:
+        raise DflError(f"the block size k must be in 2..n (n = {form.n}), got {k}")
+    if restarts is None and time_limit is None and max_rounds is None:
+        raise DflError("restarts=None (until the budget is spent) needs a time limit or max_rounds")
+    return k
+
+
+def _start(form, X0, seed, dev: torch.device, majorize: bool):
+    """The model of f at the starting point, h as a function of X, and F = f + h there."""
+    n = form.n
+    X = initial_point(form, seed) if X0 is None else np.asarray(X0, dtype=float)
+    if X.shape != (n, form.r):
+        raise DflError(f"the starting point must be {n} x {form.r}, got {X.shape}")
+    if form.nonneg and np.any(X < 0):
+        raise DflError("the starting point must satisfy X >= 0")
+    Xt = torch.as_tensor(X, dtype=torch.float64, device=dev)
+    model = make_model(form, Xt, majorize)
+    hx = lambda Z: float(h_rows(Z.reshape(-1), form.l1, form.l0, form.nonneg))  # noqa: E731
+    F = model.value() + hx(model.X)
+    if not np.isfinite(F):
+        raise DflError(
+            f"the objective is {F} at the starting point: an atom is evaluated outside its "
+            "domain there (`log` or `sqrt` of an entry of X, which ranges over [-1, 1] on the "
+            "Stiefel manifold, or over [0, 1] with `X >= 0`)",
+            form.pos, hint="keep the atoms' arguments positive on that range (e.g. `log(X + 2)`)")
+    return model, hx, F
 
 
 RESTART_ROWS = 16  # rows turned by a restart's perturbation (at most n/4)

@@ -9,7 +9,8 @@ import pytest
 import torch
 
 from dfl_dsl.backends.flexqp import QPBatch, Settings, default_policy, solve
-from dfl_dsl.backends.flexqp.admm import State, prox_penalty
+from dfl_dsl.backends.flexqp.admm import prox_penalty
+from dfl_dsl.backends.flexqp.iterates import State
 from dfl_dsl.generators.qp_classes import random_qp
 
 TIGHT = Settings(eps_abs=1e-9, eps_rel=1e-9)

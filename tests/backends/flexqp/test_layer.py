@@ -183,7 +183,7 @@ def test_an_unbounded_problem_in_the_batch_is_an_error_naming_it():
 
 
 def test_a_float32_layer_defaults_to_a_tolerance_it_can_reach():
-    from dfl_dsl.backends.flexqp.admm import FLOAT32_EPS
+    from dfl_dsl.backends.flexqp.iterates import FLOAT32_EPS
     from dfl_dsl.backends.flexqp.layer import FlexQPLayer
 
     inst = bind(QP_Q, _random_qp(3))
