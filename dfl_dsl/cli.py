@@ -143,7 +143,6 @@ def solve(
     """Solve MODEL with DATA and print the solution (exit 1 if it has none)."""
     import json
 
-    from .devices import checked_device
     from .model import load
     from .outputs import checked_output, refuse_overwriting, write_atomic
     from .solution_report import print_solution
@@ -154,13 +153,8 @@ def solve(
     checked_output(write, "--write")
     refuse_overwriting({"--output": output, "--write": write},
                        {"the model": model, "--data": data})
-    m = load(model)
-    inst = m.bind(data)
-    options: dict = {"write": write} if write is not None else {}
-    if device != "cpu":
-        options["device"] = checked_device(device)
-    if variant is not None:
-        options["variant"] = variant
+    inst = load(model).bind(data)
+    options = _backend_options(write, device, variant)
     with _working(f"solving {Path(model).name}" + (f" with {backend}" if backend != "auto"
                                                    else "")):
         sol = inst.solve(backend, time_limit=time_limit, seed=seed, **options)
@@ -175,6 +169,18 @@ def solve(
         raise InfeasibleError(_no_solution_message(sol))
     if output is not None:
         write_atomic(output, lambda handle: handle.write(json.dumps(payload, indent=1).encode()))
+
+
+def _backend_options(write: Path | None, device: str, variant: str | None) -> dict:
+    """The flags `dfl solve` has for some backends (declarations.py says whose)."""
+    from .devices import checked_device
+
+    options: dict = {"write": write} if write is not None else {}
+    if device != "cpu":
+        options["device"] = checked_device(device)
+    if variant is not None:
+        options["variant"] = variant
+    return options
 
 
 def _working(what: str):
