@@ -8,6 +8,11 @@ benchmarks run on (AMD EPYC, one thread: 32 vs 11 µs for 15 products (10 × 64)
 through numpy on the tensors' memory (no copies in or out); elsewhere they stay torch's. The
 same products, rounded by a different BLAS: iterates agree with torch's to rounding. numpy's
 BLAS threads follow its own settings (OPENBLAS_NUM_THREADS; benchmarks/obcd.py sets 1).
+
+How it generalizes: the choice was measured on one CPU and one BLAS pairing (numpy's OpenBLAS
+against torch's MKL); the products agree to rounding either way, so elsewhere it changes speed
+only — where torch's batched gemm is the faster (an Intel CPU, several threads), returning
+`a @ b` here is the whole change. `benchmarks/obcd.py` times a round to check it.
 """
 
 from __future__ import annotations
