@@ -23,6 +23,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+pytestmark = pytest.mark.slow  # every example's commands, data generation and training included
+
 GALLERY = Path(__file__).resolve().parents[2] / "examples"
 CASES = sorted(p for p in GALLERY.iterdir() if p.is_dir() and (p / "expected.yaml").exists())
 

@@ -40,6 +40,7 @@ def data_dir(tmp_path_factory) -> Path:
     return tmp
 
 
+@pytest.mark.slow  # two torchrun launches per case
 @pytest.mark.parametrize("loss, optimizer", [("spo+", "sgd"), ("mse", "adam")])
 def test_two_ranks_train_the_single_process_weights(data_dir, loss, optimizer):
     """SPO+ makes every rank call the oracle on its share. (Adam is not used with SPO+ here:
