@@ -48,15 +48,21 @@ def report(model, inst: Instance | None, console: Console) -> None:
         console.print("backends: [yellow]none installed accepts this class yet[/yellow]")
 
 
+def _table(title: str, columns: tuple[str, ...], *counts: str) -> Table:
+    """A table with text columns, then right-aligned count columns."""
+    table = Table(title=title, title_justify="left")
+    for col in columns:
+        table.add_column(col)
+    for col in counts:
+        table.add_column(col, justify="right")
+    return table
+
+
 def _sets(model, inst: Instance | None) -> Table | None:
     if not model.sets:
         return None
     source = model.source
-    table = Table(title="sets", title_justify="left")
-    table.add_column("name")
-    table.add_column("definition")
-    table.add_column("tuple width", justify="right")
-    table.add_column("size", justify="right")
+    table = _table("sets", ("name", "definition"), "tuple width", "size")
     for s in model.sets:
         decl = s.decl
         parts = []
@@ -73,10 +79,7 @@ def _params(model, inst: Instance | None) -> Table | None:
     if not model.params:
         return None
     source = model.source
-    table = Table(title="params", title_justify="left")
-    for col in ("name", "index", "kind", "checks"):
-        table.add_column(col)
-    table.add_column("entries", justify="right")
+    table = _table("params", ("name", "index", "kind", "checks"), "entries")
     for p in model.params:
         decl = p.decl
         kind = ", ".join(decl.kinds) or "data"
@@ -97,10 +100,7 @@ def _variables(model, inst: Instance | None) -> Table | None:
     if not model.variables:
         return None
     source = model.source
-    table = Table(title="variables", title_justify="left")
-    for col in ("name", "index", "domain", "bounds"):
-        table.add_column(col)
-    table.add_column("count", justify="right")
+    table = _table("variables", ("name", "index", "domain", "bounds"), "count")
     for v in model.variables:
         decl = v.decl
         bounds = " ".join(
@@ -116,10 +116,7 @@ def _variables(model, inst: Instance | None) -> Table | None:
 def _constraints(model, inst: Instance | None) -> Table | None:
     if not model.constraints:
         return None
-    table = Table(title="constraints", title_justify="left")
-    for col in ("name", "index"):
-        table.add_column(col)
-    table.add_column("rows", justify="right")
+    table = _table("constraints", ("name", "index"), "rows")
     rows = compiled(inst).row_counts() if inst is not None else {}
     for c in model.constraints:
         table.add_row(c.name, _index_text(c.index, model.source), str(rows.get(c.name, "")))

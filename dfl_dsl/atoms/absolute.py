@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..check.info import Curv, Sign
-from .base import INCR, Elementwise, PiecewiseLinear, by_sign
+from .base import INCR, Elementwise, Named, PiecewiseLinear, by_sign
 
 
-class Abs(PiecewiseLinear, Elementwise):
+class Abs(PiecewiseLinear, Named):
     name, curvature, two_sided = "abs", Curv.CONVEX, True
 
     def sign(self, args):
@@ -16,17 +16,6 @@ class Abs(PiecewiseLinear, Elementwise):
 
     def monotonicity(self, i, args):
         return by_sign(args[i])
-
-    def numpy(self, args, param):
-        return np.abs(args[0])
-
-    def torch(self, args, param):
-        return args[0].abs()
-
-    def cvxpy(self, args, param):
-        import cvxpy as cp
-
-        return cp.abs(args[0])
 
 
 class Pos(PiecewiseLinear, Elementwise):

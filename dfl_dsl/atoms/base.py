@@ -244,6 +244,22 @@ class Elementwise(Atom):
         return Val(NL.of(node, ev.width), arg.framed, arg.shape)
 
 
+class Named(Elementwise):
+    """An elementwise atom whose numpy, torch and CVXPY functions all bear its name
+    (`np.sqrt`, `Tensor.sqrt`, `cp.sqrt`)."""
+
+    def numpy(self, args, param):
+        return getattr(np, self.name)(args[0])
+
+    def torch(self, args, param):
+        return getattr(args[0], self.name)()
+
+    def cvxpy(self, args, param):
+        import cvxpy as cp
+
+        return getattr(cp, self.name)(args[0])
+
+
 class GroupReduction(Atom):
     """f of a whole array (a norm, `sum_squares`, `log_sum_exp`): one output per frame row,
     an `AtomNode` with row groups when the argument is symbolic."""

@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..check.info import Curv, Sign
-from .base import INCR, Elementwise
+from .base import INCR, Elementwise, Named
 
 
-class Sqrt(Elementwise):
+class Sqrt(Named):
     name, curvature, scm = "sqrt", Curv.CONCAVE, True
 
     def sign(self, args):
@@ -18,34 +18,12 @@ class Sqrt(Elementwise):
     def monotonicity(self, i, args):
         return INCR
 
-    def numpy(self, args, param):
-        return np.sqrt(args[0])
 
-    def torch(self, args, param):
-        return args[0].sqrt()
-
-    def cvxpy(self, args, param):
-        import cvxpy as cp
-
-        return cp.sqrt(args[0])
-
-
-class Log(Elementwise):
+class Log(Named):
     name, curvature = "log", Curv.CONCAVE
 
     def monotonicity(self, i, args):
         return INCR
-
-    def numpy(self, args, param):
-        return np.log(args[0])
-
-    def torch(self, args, param):
-        return args[0].log()
-
-    def cvxpy(self, args, param):
-        import cvxpy as cp
-
-        return cp.log(args[0])
 
 
 class Log1p(Log):
@@ -54,19 +32,8 @@ class Log1p(Log):
     def sign(self, args):
         return Sign.NONNEG if args[0].sign.nonneg else Sign.UNKNOWN
 
-    def numpy(self, args, param):
-        return np.log1p(args[0])
 
-    def torch(self, args, param):
-        return args[0].log1p()
-
-    def cvxpy(self, args, param):
-        import cvxpy as cp
-
-        return cp.log1p(args[0])
-
-
-class Exp(Elementwise):
+class Exp(Named):
     name, curvature = "exp", Curv.CONVEX
 
     def sign(self, args):
@@ -74,17 +41,6 @@ class Exp(Elementwise):
 
     def monotonicity(self, i, args):
         return INCR
-
-    def numpy(self, args, param):
-        return np.exp(args[0])
-
-    def torch(self, args, param):
-        return args[0].exp()
-
-    def cvxpy(self, args, param):
-        import cvxpy as cp
-
-        return cp.exp(args[0])
 
 
 class Power(Elementwise):
