@@ -42,6 +42,7 @@ def _trainer(inst, loss="spo+", **options) -> Trainer:
 
 # decision-focused losses lower the regret clearly within two epochs; DPO (noisy Stein
 # gradients) and MSE (not decision-aware) move it only a little, so they are run, not ranked
+@pytest.mark.slow  # six two-epoch trainings
 @pytest.mark.parametrize("loss", ["spo+", "pfyl", "dbb", "nce", "dpo", "mse"])
 def test_short_training_lowers_test_regret(sp_inst, split, loss):
     train, test = split
@@ -421,6 +422,7 @@ def test_uncertain_params_in_constraints_are_refused_for_training(constraint):
         assert info.value.filename == "m.opt" and "`c" in str(info.value)
 
 
+@pytest.mark.slow  # a training with a monitored test set
 def test_a_monitored_test_set_never_reaches_the_nce_pool(sp_inst, sp_generated):
     """The test set's optimal decisions (and its predictions' ones) joined the oracle's solution
     pool when each epoch's regret was measured, and NCE trains against that pool: `--test`

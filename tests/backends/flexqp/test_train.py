@@ -17,6 +17,7 @@ from dfl_dsl.cli import app
 from dfl_dsl.errors import DflError
 
 
+@pytest.mark.slow  # trains the policy by unrolling
 def test_training_moves_the_weights_and_saves_a_loadable_policy(tmp_path):
     path = tmp_path / "p.pt"
     result = CliRunner().invoke(app, ["train-solver", "--save", str(path), "--classes",
