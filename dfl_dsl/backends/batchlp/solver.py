@@ -23,6 +23,7 @@ from .problem import BatchLP, operator_norm, precondition
 POLISH_GATE = 1e-2  # try polishing PDHG samples whose relative KKT error is below this
 IPM_GATE = 1e-5  # and interior-point samples below this
 IPM_MAX_ROWS = 256  # the interior-point method factors (B, m, m) systems: small m only
+POLISH_ENTRIES = 2**27  # entries of the (B, m, m) factors polished at once (1 GiB in float64)
 IDENTIFY_MIN, IDENTIFY_MAX = 1e-9, 1e-3  # bounds of the identification threshold
 
 
@@ -156,16 +157,21 @@ class _Run:
     def polish(self, xs: torch.Tensor, ys: torch.Tensor, tol: torch.Tensor,
                index: torch.Tensor, tight: torch.Tensor | None = None) -> None:
         """Polish the samples `index` (their scaled pairs xs, ys) that are not done yet, and
-        write the certified ones' (x, y, tight set) into the outputs."""
+        write the certified ones' (x, y, tight set) into the outputs — in chunks whose
+        (m × m) factors fit in POLISH_ENTRIES."""
         pick = (~self.done[index]).nonzero().flatten()
-        if len(pick) == 0:
-            return
-        idx = index[pick]
-        part = identify(self.scaled.select(idx), xs[pick], ys[pick], tol[pick],
-                        None if tight is None else tight[pick])
+        chunk = max(1, POLISH_ENTRIES // max(1, self.lp.K.m ** 2))
+        for at in range(0, len(pick), chunk):
+            part = pick[at : at + chunk]
+            self._polish(xs[part], ys[part], tol[part], index[part],
+                         None if tight is None else tight[part])
+
+    def _polish(self, xs: torch.Tensor, ys: torch.Tensor, tol: torch.Tensor,
+                idx: torch.Tensor, tight: torch.Tensor | None) -> None:
+        part = identify(self.scaled.select(idx), xs, ys, tol, tight)
         original = self.lp.select(idx)
-        x, y, factored = polish(original, self.scaling.primal(xs[pick]),
-                                self.scaling.dual(ys[pick]), part, self.integer)
+        x, y, factored = polish(original, self.scaling.primal(xs), self.scaling.dual(ys), part,
+                                self.integer)
         ok = certify(original, x, y, self.cfg.tol).optimal & factored
         good = idx[ok]
         self.out[0][good], self.out[1][good], self.out[2][good] = x[ok], y[ok], part.tight[ok]
