@@ -51,12 +51,37 @@ class RowOperator:
                    torch.as_tensor(np.asarray(vals), dtype=dtype, device=device), coo.shape)
 
     def to(self, dtype: torch.dtype) -> RowOperator:
-        return RowOperator(self.rows, self.cols, self.values.to(dtype), (self.m, self.n))
+        """K in another dtype (kept: a shared K is converted once, not once per solve)."""
+        if self.values.dtype == dtype:
+            return self
+        return self.derived(("to", dtype), lambda: RowOperator(
+            self.rows, self.cols, self.values.to(dtype), (self.m, self.n)))
 
     def scaled(self, row: torch.Tensor, col: torch.Tensor) -> RowOperator:
-        """D_r K D_c for diagonal scalings (m,) and (n,)."""
-        factor = row[self.rows] * col[self.cols]
-        return RowOperator(self.rows, self.cols, self.values * factor, (self.m, self.n))
+        """D_r K D_c for diagonal scalings (m,) and (n,); a shared K keeps the last one made,
+        for as long as it is asked with the very same scaling tensors."""
+        def make():
+            return (row, col, RowOperator(self.rows, self.cols,
+                                          self.values * (row[self.rows] * col[self.cols]),
+                                          (self.m, self.n)))
+
+        kept = self.derived(("scaled",), make)
+        if kept[0] is not row or kept[1] is not col:
+            kept = make()
+            if self.shared:
+                self._derived_cache[("scaled",)] = kept
+        return kept[2]
+
+    def derived(self, key, make):
+        """A shared K's derived operators are made once: every solve with the same feasible
+        set reuses them (their dense form, their pair lists). Per-sample values change with
+        every batch, so nothing is kept for them."""
+        if not self.shared:
+            return make()
+        cache = self.__dict__.setdefault("_derived_cache", {})
+        if key not in cache:
+            cache[key] = make()
+        return cache[key]
 
     def abs_values(self) -> torch.Tensor:
         """|K|'s entries, the batch's largest where values are per sample (one scaling for
