@@ -85,8 +85,7 @@ def train_command(model_path: Path, data, train_file, test_file, *, loss: str, p
             {"--predictor": predictor != "linear", "--optimizer": optimizer != "adam",
              "--weight-decay": weight_decay != 0, "--cautious-wd": cautious_wd,
              "--processes": processes != 1, "--executor": executor != "processes",
-             "--ray-address": ray_address is not None, "--oracle": oracle != "auto",
-             "--distributed": distributed},
+             "--ray-address": ray_address is not None, "--distributed": distributed},
             "only for predictors of `predicted` params; a model with `uncertain` params trains "
             "a generative (or point) model of them, in one process", model_path)
         if loss in ("mse", "spo+"):
@@ -102,7 +101,8 @@ def train_command(model_path: Path, data, train_file, test_file, *, loss: str, p
         return _train_scenarios(
             inst, train, test, loss=loss, epochs=epochs, batch_size=batch_size, lr=lr,
             device=device, seed=seed, save=save, plot=plot, console=console, progress=progress,
-            options={k: v for k, v in generative_options.items() if v is not None})
+            options={"oracle": oracle,
+                     **{k: v for k, v in generative_options.items() if v is not None}})
     if loss in ("gen-dfl", "nll"):
         raise DflError(f"--loss {loss} learns the distribution of `uncertain` params; this model "
                        "has none", hint="mark them `: uncertain`, or use spo+, pfyl, dbb, nce, mse",
@@ -142,6 +142,7 @@ def train_command(model_path: Path, data, train_file, test_file, *, loss: str, p
         "regret_on": "test" if test is not None else "train",
         "train_regret": trainer.regret(train),
         "oracle": trainer.oracle.method,
+        "oracle_stats": trainer.oracle.stats(),
         **_run_fields(loss, epochs, elapsed, history),
     }
     if shard is not None:
@@ -196,7 +197,9 @@ def _scenario_fields(trainer: ScenarioTrainer, on: ScenarioData) -> dict:
     """What `dfl train` and `dfl eval` both report about a risk regret: the metric, S and
     the number of true scenarios it was measured on."""
     objective = trainer.objective
+    oracle = trainer.oracle(trainer.scenarios)
     return {"metric": f"relative {objective.measure} regret", "alpha": objective.alpha,
+            "oracle": oracle.method, "oracle_fallbacks": oracle.fallbacks,
             "generative": trainer.kind, "scenarios": trainer.scenarios,
             "true_scenarios": int(on.draws.shape[1])}
 

@@ -313,16 +313,16 @@ class ScenarioTrainer:
     * `mse`: a point forecast fitted by squared error, then decide with it as one scenario;
     * `spo+`: a point forecast trained by SPO+ on the observed outcome, decided the same way.
 
-    Decisions solve the scenario problem with S scenarios per sample (`gen_dfl.ScenarioOracle`);
-    the metric is the relative regret of the model's risk objective over each test sample's
-    true scenario set (`gen_dfl.relative_risk_regret`).
+    Decisions solve the scenario problem with S scenarios per sample
+    (`scenario_oracle.ScenarioOracle`); the metric is the relative regret of the model's risk
+    objective over each test sample's true scenario set (`gen_dfl.relative_risk_regret`).
     """
 
     def __init__(self, inst, loss: str = "gen-dfl", *, epochs: int = 10, batch_size: int = 32,
                  lr: float = 1e-3, seed: int = 135, device: str = "cpu", scenarios: int = 16,
                  beta: float = 10.0, generative: str = "flow", hidden: int = 128,
                  pretrain_epochs: int | None = None, console: Console | None = None,
-                 progress: bool = True) -> None:
+                 progress: bool = True, oracle: str = "auto") -> None:
         from .gen_dfl import ScenarioObjective, uncertain_constraints
 
         if loss not in SCENARIO_LOSSES:
@@ -359,6 +359,7 @@ class ScenarioTrainer:
         self.pretrain_epochs = epochs if pretrain_epochs is None else pretrain_epochs
         self.beta, self.hidden = beta, hidden
         self.device = torch.device(device)
+        self.oracle_method = oracle
         self.console = console or Console(stderr=True)
         self.show_progress = progress
         self.history = History()
@@ -413,10 +414,12 @@ class ScenarioTrainer:
     # ------------------------------------------------------------------ solving
     def oracle(self, n_scenarios: int):
         """The scenario oracle for S scenarios (lifted once per S, then reused)."""
-        from .gen_dfl import ScenarioOracle
+        from .scenario_oracle import ScenarioOracle
 
         if n_scenarios not in self._oracles:
-            self._oracles[n_scenarios] = ScenarioOracle(self.inst, n_scenarios)
+            self._oracles[n_scenarios] = ScenarioOracle(self.inst, n_scenarios,
+                                                        method=self.oracle_method,
+                                                        device=self.device)
         return self._oracles[n_scenarios]
 
     def scenarios_for(self, features: np.ndarray, seed: int | None = None) -> torch.Tensor:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from conftest import batch_of, form_of, highs_optima, random_form
+from _lp_helpers import batch_of, form_of, highs_optima, random_form
 
 from dfl_dsl.backends.batchlp import BatchLP, RowOperator, Settings, solve_batch
 
