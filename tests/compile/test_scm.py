@@ -44,6 +44,21 @@ def test_numpy_style_model_with_a_subtracted_modular_part():
     assert form.value(x)[0] == pytest.approx(np.log1p(A @ x).sum() - 0.8)
 
 
+def test_an_item_fixed_at_zero_is_out_of_every_feasible_set():
+    """`x[2] <= 0` makes item 2's upper bound 0 and its cost inf; a set without it is
+    feasible (inf · 0 made the cost a nan, and the solve an internal error), one with it not."""
+    inst = bind("set I; param a{I} >= 0;\nvar x{I} binary;\n"
+                "maximize f: sum{i in I} sqrt(a[i] * x[i] + 1);\n"
+                "s.t. k: sum{i in I} x[i] <= 2;\ns.t. out: x[2] <= 0;\n",
+                {"I": [1, 2, 3, 4], "a": [1.0, 5.0, 3.0, 2.0]})
+    form = build_scm(inst)
+    assert form.upper.tolist() == [1.0, 0.0, 1.0, 1.0]
+    assert form.feasible(np.array([0, 0, 1, 1.0])) and not form.feasible(np.array([0, 1, 1, 0.0]))
+    sol = inst.solve("aapga", seed=0)
+    assert sol.x.tolist() == [0.0, 0.0, 1.0, 1.0]  # the optimum: sqrt 1 + 1 + 4 + 3
+    assert sol.objective == pytest.approx(1.0 + 1.0 + 2.0 + np.sqrt(3.0))
+
+
 def test_concave_by_row_kind():
     t = np.array([[4.0, 3.0, 5.0, -1.0]])
     phi = np.array([SQRT, LOG1P, MIN, SQRT])
