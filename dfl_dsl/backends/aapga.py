@@ -29,6 +29,7 @@ relaxation, hence on the discrete optimum: every answer carries a certified gap.
 from __future__ import annotations
 
 import time
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -42,7 +43,7 @@ from .aapga_rounding import round_solution
 CLASSES = frozenset({"SCM"})
 _EPS = 1e-8
 _WIDEN = 8.0  # the first working set: what a polytope with 8× the caps would pick, ...
-_COVER = 6  # ... and for every row, up to 6 of the items that touch it
+_COVER = 6  # ... and for every row, at least 6 of the items that touch it
 _COLLAPSE = 0.25  # a step may not take a sqrt row's argument below this share of its value
 
 
@@ -110,6 +111,12 @@ class _Relaxation:
             return value + x @ self.g, grad + self.g, t
         return value, grad, t
 
+    def grad_at_rows(self, t: torch.Tensor) -> torch.Tensor:
+        """∇F where Ax + b = t: the full gradient at a working-set point, whose t the working
+        set's own relaxation already has (one pass over A's nonzeros instead of two)."""
+        grad = self.At(self._atoms(t)[1] * self.w)
+        return grad + self.g if self.linear else grad
+
     def collapses(self, t_from: torch.Tensor, t_to: torch.Tensor) -> bool:
         """Does a step take some sqrt row from t > 0 to below `_COLLAPSE` of it? At t = 0
         sqrt's smoothed slope is 1/(2 sqrt ε) and its curvature ε^(-3/2)/4, so a step that
@@ -124,8 +131,14 @@ class _Relaxation:
         return bool(((t_to < _COLLAPSE * t_from) & self.sqrt).any())
 
 
+class _Point(NamedTuple):
+    x: torch.Tensor  # (1, n)
+    f: float  # F(x)
+    t: torch.Tensor  # Ax + b, clipped at 0
+
+
 def _ascent(F: _Relaxation, P: Polytope, x: torch.Tensor, lipschitz: float, *, rtol: float,
-            iters: int, accelerate: bool) -> tuple[torch.Tensor, float, int, float]:
+            iters: int, accelerate: bool) -> tuple[_Point, float, int, float]:
     """Monotone accelerated projected gradient ascent on F over P from x (in P), until the
     Frank–Wolfe gap is below rtol·|F| or `iters` steps. Returns the last point (the best
     one), the Lipschitz estimate to resume with, the steps taken, and the smallest F + gap."""
@@ -137,7 +150,7 @@ def _ascent(F: _Relaxation, P: Polytope, x: torch.Tensor, lipschitz: float, *, r
         gap = float(P.linear_max(gx)[0] - (x * gx).sum())
         bound = min(bound, f + max(gap, 0.0))
         if gap <= rtol * max(abs(f), 1e-12) or done >= iters:
-            return x, lipschitz, done, bound
+            return _Point(x, f, tx), lipschitz, done, bound
         done += 1
         momentum = (t_prev - 1.0) / t if accelerate else 0.0
         # extrapolate, but stay in the box: below 0, Ay could reach 0 where sqrt's slope blows
@@ -170,25 +183,27 @@ def _widened(P: Polytope, grad: torch.Tensor) -> np.ndarray:
 
 
 def _cover_rows(form: SCMForm, items: np.ndarray, grad: np.ndarray) -> np.ndarray:
-    """`items` plus, for each row that fewer than `_COVER` of them touch, the items of largest
-    gain per cost among those touching it, up to `_COVER`. sqrt's slope is infinite at 0, so
-    the relaxation's optimum covers every row it can; a row left at t = 0 by the working set
-    pulls its items in later, each at a point where the step has to shrink by orders of
-    magnitude."""
+    """`items` plus, for each row that fewer than `_COVER` of them touch, the `_COVER` items
+    of largest gain per cost among those touching it. sqrt's slope is infinite at 0, so the
+    relaxation's optimum covers every row it can; a row that the working set leaves at t = 0
+    pulls its items in round after round (k = 10 on the benchmark: 36 steps in 5 rounds
+    without, 13 in 2 with). One gather over A's nonzeros finds the open rows' entries; their
+    items come from a binary search in the column pointers, not a pass that labels all."""
     A = form.A_csc
-    R = A.shape[0]
-    cover = np.minimum(np.bincount(A.indices, minlength=R), _COVER)  # what each row can get
-    have = np.bincount(A[:, items].indices, minlength=R)
-    if np.all(have >= cover):
+    have = np.bincount(A[:, items].indices, minlength=A.shape[0])
+    entries = np.flatnonzero((have < _COVER)[A.indices])
+    if not len(entries):
         return items
-    cols = np.repeat(np.arange(form.n), np.diff(A.indptr))
-    open_ = (have < cover)[A.indices] & (form.upper[cols] > 0)
-    rows, cols = A.indices[open_], cols[open_]
-    order = np.lexsort((-grad[cols] / form.cost[cols], rows))
+    cols = np.searchsorted(A.indptr, entries, side="right") - 1
+    keep = form.upper[cols] > 0
+    rows, cols = A.indices[entries[keep]], cols[keep]
+    score = grad[cols] / form.cost[cols]
+    span = max(float(score.max() - score.min()), 1e-300)
+    order = np.argsort(rows + 0.999 * (score.max() - score) / span)  # by row, then best first
     rows, cols = rows[order], cols[order]
     starts = np.flatnonzero(np.diff(rows, prepend=-1))
     rank = np.arange(len(rows)) - np.repeat(starts, np.diff(starts, append=len(rows)))
-    return np.union1d(items, cols[rank < cover[rows]])
+    return np.union1d(items, cols[rank < _COVER])
 
 
 def _working_set(form: SCMForm, P: Polytope, grad: torch.Tensor) -> np.ndarray | None:
@@ -209,21 +224,21 @@ def _screened(form: SCMForm, F: _Relaxation, P: Polytope, work: np.ndarray, *, r
         sub = form.restrict(work)
         P_sub = Polytope(sub, P.upper.device)
         if x is None:  # the middle of the working set's polytope
-            start = P_sub.project(0.5 * P_sub.upper[None])
+            start = P_sub.inside()
         else:
             start = x[:, work]
-        x_sub, lipschitz, steps, _ = _ascent(_Relaxation(sub, P.upper.device), P_sub, start,
-                                             lipschitz, rtol=rtol, iters=iters - done,
-                                             accelerate=accelerate)
+        last, lipschitz, steps, _ = _ascent(_Relaxation(sub, P.upper.device), P_sub, start,
+                                            lipschitz, rtol=rtol, iters=iters - done,
+                                            accelerate=accelerate)
         done += steps
         x = torch.zeros((1, form.n), dtype=torch.float64, device=P.upper.device)
-        x[:, work] = x_sub
-        fx, gx, _ = F.value_grad(x)
+        x[:, work] = last.x  # F(x) and Ax + b are the working set's: every other item is 0
+        gx = F.grad_at_rows(last.t)
         gap = float(P.linear_max(gx)[0] - (x * gx).sum())
-        bound = min(bound, float(fx) + max(gap, 0.0))
+        bound = min(bound, last.f + max(gap, 0.0))
         grown = np.union1d(work, _widened(P, gx))
-        if gap <= rtol * max(abs(float(fx)), 1e-12) or done >= iters or len(grown) == len(work):
-            return x, float(fx), bound, done
+        if gap <= rtol * max(abs(last.f), 1e-12) or done >= iters or len(grown) == len(work):
+            return x, last.f, bound, done
         work = grown
 
 
@@ -239,12 +254,12 @@ def maximize_relaxation(form: SCMForm, *, iters: int = 2000, device: str = "cpu"
     """
     dev = torch.device(device)
     F, P = _Relaxation(form, dev), Polytope(form, dev)
-    x = P.project(torch.full((1, form.n), 0.5, dtype=torch.float64, device=dev) * P.upper)
+    x = P.inside()
     work = _working_set(form, P, F.value_grad(x)[1]) if screen else None
     if work is None:  # every item at once
-        x, _, done, bound = _ascent(F, P, x, 1.0, rtol=rtol, iters=iters,
-                                    accelerate=accelerate)
-        fx = float(F.value_grad(x)[0])
+        last, _, done, bound = _ascent(F, P, x, 1.0, rtol=rtol, iters=iters,
+                                       accelerate=accelerate)
+        x, fx = last.x, last.f
     else:
         x, fx, bound, done = _screened(form, F, P, work, rtol=rtol, iters=iters,
                                        accelerate=accelerate)

@@ -47,6 +47,13 @@ class Polytope:
         self.cheapest = float(live.min()) if len(live) else np.inf  # bounds what a cap holds
         self._tau: torch.Tensor | None = None  # the last projection's multipliers
 
+    def inside(self) -> torch.Tensor:
+        """A start (1, n) in P: u/2, scaled down until every group's cap holds it (for a
+        cardinality row, k/n each — the projection of u/2 — without a sort of 2n points)."""
+        load = self._load(0.5 * self.upper[None])
+        scale = torch.clamp(self.caps / torch.clamp(load, min=1e-300), max=1.0)
+        return 0.5 * self.upper[None] * self._spread(scale)
+
     def _sum(self, values: torch.Tensor) -> torch.Tensor:
         if self.single:
             return values.sum(1, keepdim=True)

@@ -118,6 +118,8 @@ def _fill(form: SCMForm, x: np.ndarray) -> np.ndarray:
     step costs the nonzeros in those rows, with no per-item work."""
     x = x.copy()
     n = form.n
+    if not _room(form, x, np.arange(n)).any():
+        return x
     rows, data, ends = form.nonzeros(np.arange(n))
     begins = ends - np.diff(ends, prepend=0)
     owner = np.repeat(np.arange(n), ends - begins)

@@ -56,8 +56,9 @@ _CONSTRAINTS = [{"k": 5}, {"cost": np.random.default_rng(7).uniform(0.5, 1.5, 60
 @pytest.mark.parametrize("constraint", _CONSTRAINTS)
 def test_working_set_reaches_the_relaxation_over_every_item(constraint):
     form = _wide(**constraint)
-    grad = torch.ones((1, form.n), dtype=torch.float64)
-    assert len(_working_set(form, Polytope(form, CPU), grad)) < form.n // 4
+    grad = torch.as_tensor(np.random.default_rng(0).random((1, form.n)))
+    work = _working_set(form, Polytope(form, CPU), grad)
+    assert work is not None and len(work) < form.n // 2  # the ascent starts on a part
     screened = maximize_relaxation(form, rtol=1e-5)
     full = maximize_relaxation(form, rtol=1e-5, screen=False)
     assert screened[1] == pytest.approx(full[1], rel=1e-4)

@@ -83,3 +83,12 @@ def test_one_group_projection_matches_the_newton_steps():
     assert torch.allclose(Polytope(ones, CPU).project(v), Polytope(part, CPU).project(v),
                           atol=1e-9)
     assert np.allclose(x.numpy() @ cost, 7.0)
+
+
+@pytest.mark.parametrize("which", range(4))
+def test_the_start_is_inside(which):
+    form = _with_items_fixed_out(scm_forms()[which])
+    x = Polytope(form, CPU).inside()[0].numpy()
+    assert form.feasible(x) and x.min() >= 0 and np.all(x <= 0.5 * form.upper)
+    if form.kind == "cardinality":  # the projection of u/2: k/n on every live item
+        assert np.allclose(x[form.upper > 0], form.budget / (form.upper > 0).sum())
