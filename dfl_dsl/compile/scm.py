@@ -57,6 +57,8 @@ class SCMForm:
         """The nonzeros of A's columns `cols`, column after column: their rows, values, and
         where each column's run ends."""
         A = self.A_csc
+        if len(cols) == self.n and np.array_equal(cols, np.arange(self.n)):  # A as it is stored
+            return A.indices, A.data, A.indptr[1:]
         starts, ends = A.indptr[cols], A.indptr[cols + 1]
         counts = ends - starts
         flat = np.repeat(ends - np.cumsum(counts), counts) + np.arange(counts.sum())
