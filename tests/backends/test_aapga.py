@@ -88,4 +88,4 @@ def test_cuda_matches_cpu():
     for form in (scm_forms()[0], _wide(k=5)):  # every item at once; a working set
         cpu = maximize_relaxation(form, rtol=1e-6)
         gpu = maximize_relaxation(form, rtol=1e-6, device="cuda")
-        assert gpu[1] == pytest.approx(cpu[1], rel=1e-6)
+        assert gpu[1] == pytest.approx(cpu[1], rel=2e-6)  # both within 1e-6 of the optimum
