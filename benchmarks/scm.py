@@ -103,12 +103,13 @@ def _value(X, x: np.ndarray) -> float:
     return float(np.sqrt(np.asarray(X.T @ x).ravel()).sum())
 
 
-def ascent(X, accelerate: bool, device: str = "cpu",
+def ascent(X, accelerate: bool, device: str = "cpu", screen: bool = True,
            **constraint) -> Callable[[], tuple[np.ndarray, dict]]:
     def run():
         form = SCMForm.from_features(X, **constraint)
         start = time.perf_counter()
-        frac, _, bound, iters = maximize_relaxation(form, accelerate=accelerate, device=device)
+        frac, _, bound, iters = maximize_relaxation(form, accelerate=accelerate, device=device,
+                                                    screen=screen)
         mid = time.perf_counter()
         x, _ = round_solution(form, frac, seed=0)
         return x, {"iters": iters, "bound": bound, "relax_s": mid - start,
@@ -180,12 +181,12 @@ def plot(rows: list[list], path: Path) -> None:
     fig.savefig(path, dpi=120)
 
 
-def one_case(name: str, k: int, repeats: int, device: str) -> dict:
+def one_case(name: str, k: int, repeats: int, device: str, screen: bool = True) -> dict:
     """One instance, `name` = "NxD": apricot's lazy greedy (CPU) and AAPGA (on `device`) taking
     turns `repeats` times; the medians, the value ratio and AAPGA's stages."""
     n, d = (int(v) for v in name.split("x"))
     X = sparse_features(n, d)
-    run = ascent(X, True, device, k=k)
+    run = ascent(X, True, device, screen, k=k)
     run()  # warm up (CUDA context and kernels, caches)
     times: dict[str, list[float]] = {"greedy": [], "aapga": []}
     for _ in range(repeats):
@@ -196,7 +197,8 @@ def one_case(name: str, k: int, repeats: int, device: str) -> dict:
         x, info = run()
         times["aapga"].append(time.perf_counter() - start)
     greedy_s, aapga_s = (float(np.median(times[key])) for key in ("greedy", "aapga"))
-    return {"case": f"{n}x{d}, k={k}", "device": device, "greedy_s": round(greedy_s, 4),
+    return {"case": f"{n}x{d}, k={k}", "device": device, "working_set": screen,
+            "greedy_s": round(greedy_s, 4),
             "aapga_s": round(aapga_s, 4), "speedup": round(greedy_s / aapga_s, 2),
             "greedy_value": round(_value(X, base), 3), "aapga_value": round(_value(X, x), 3),
             "value_ratio": round(_value(X, x) / _value(X, base), 4), "iters": info["iters"],
@@ -218,6 +220,8 @@ def main() -> None:
                     help="only this instance, items x features (20000x500, 100000x1000)")
     ap.add_argument("--device", default="cpu", help="where AAPGA runs with --case")
     ap.add_argument("--json", action="store_true", help="with --case: one JSON line")
+    ap.add_argument("--screen", action=argparse.BooleanOptionalAction, default=True,
+                    help="with --case: AAPGA on a working set (default) or every item at once")
     args = ap.parse_args()
     # one thread for everyone: apricot's lazy-greedy kernels are single-threaded; unpinned,
     # OpenBLAS threads spinning on the loaded 2-core machine made greedy 2.4x slower
@@ -229,7 +233,7 @@ def main() -> None:
     greedy(sparse_features(200), 5)  # compile apricot's numba kernels outside the timings
     greedy(digits()[:200], 5)
     if args.case:
-        result = one_case(args.case, args.k, args.repeats, args.device)
+        result = one_case(args.case, args.k, args.repeats, args.device, args.screen)
         print(json.dumps(result) if args.json else table(list(result), [list(result.values())]))
         return
     X = sparse_features(20_000)

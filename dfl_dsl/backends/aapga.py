@@ -163,8 +163,13 @@ def _ascent(F: _Relaxation, P: Polytope, x: torch.Tensor, lipschitz: float, *, r
             fz, gz, tz = F.value_grad(z)
             ascent = float(fz) >= float(fy + (gy * step).sum()
                                         - 0.5 * lipschitz * (step**2).sum()) - 1e-12
-            if ascent and not F.collapses(ty, tz):
+            collapsed = F.collapses(ty, tz)
+            if ascent and not collapsed:
                 break
+            if collapsed and y is not x:  # the extrapolation empties a row: step from x,
+                y, fy, gy, ty = x, fx, gx, tx  # where a short enough step never does
+                t_prev = t = 1.0
+                continue
             lipschitz *= 2.0
         lipschitz *= 0.9
         if float(fz) < f:  # lost value (from an extrapolated y): take it back, no momentum

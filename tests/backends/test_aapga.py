@@ -66,6 +66,21 @@ def test_working_set_reaches_the_relaxation_over_every_item(constraint):
     assert form.feasible(screened[0])
 
 
+@pytest.mark.parametrize("seed", [4, 5])
+def test_steps_that_empty_a_sqrt_row_are_shortened(seed):
+    """Pixel counts with 4 rare features (digits' corners): a long first step emptied their
+    rows, after which the line search needed L ~ 1e11 and took 67 and 51 steps (seeds 4, 5);
+    refusing steps that drop a sqrt row below a quarter keeps it at a few."""
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 17, (400, 30)).astype(float) * (rng.random((400, 30)) < 0.5)
+    X[:, :4] *= rng.random((400, 4)) < 0.01
+    form = SCMForm.from_features(X, k=20)
+    frac, relax, bound, steps = maximize_relaxation(form)
+    assert steps <= 10 and relax <= bound
+    coverable = form.A @ np.ones(form.n) > 0
+    assert np.all((form.A @ frac)[coverable] > 0)  # the optimum covers every row it can
+
+
 def test_no_working_set_without_caps():
     form = _wide()
     grad = torch.ones((1, form.n), dtype=torch.float64)
