@@ -188,9 +188,13 @@ def build_scm(inst) -> SCMForm:
         rows_w.append(weights)
         rows_phi.append(np.full(node.rows, _CODES[node.name]))
         rows_cap.append(cap)
+    A = sp.csr_array(sp.vstack(rows_a))
+    # a dense data param (feat{ITEMS, FEATURES}) leaves its zeros stored: 98% of the entries
+    # on the benchmark's features, and every product, gain and swap would pay for them
+    A.eliminate_zeros()
     form = SCMForm(
         n=nx, c0=float(poly.const.sum()), g=g,
-        A=sp.csr_array(sp.vstack(rows_a)), b=np.concatenate(rows_b), w=np.concatenate(rows_w),
+        A=A, b=np.concatenate(rows_b), w=np.concatenate(rows_w),
         phi=np.concatenate(rows_phi), cap=np.concatenate(rows_cap), kind="none",
         cost=np.ones(nx), budget=float(nx), groups=np.full(nx, -1), group_caps=np.zeros(0),
         upper=np.ones(nx),

@@ -23,6 +23,18 @@ def test_spec_models_are_recognized(name, kind):
         assert (form.groups >= 0).all() and len(form.group_caps) == form.groups.max() + 1
 
 
+def test_zeros_of_dense_data_are_not_stored():
+    """feat given densely with most entries 0: A keeps only the nonzeros (it kept all 24)."""
+    X = np.zeros((6, 4))
+    X[[0, 2, 5], [1, 3, 0]] = [1.0, 2.0, 3.0]
+    inst = bind("set I; set F; param feat{I, F} >= 0; param k : int;\nvar x{I} binary;\n"
+                "maximize c: sum{f in F} sqrt(sum{i in I} feat[i, f] * x[i]);\n"
+                "s.t. card: sum{i in I} x[i] <= k;\n",
+                {"I": list(range(6)), "F": list(range(4)), "feat": X.tolist(), "k": 2})
+    form = build_scm(inst)
+    assert form.A.nnz == 3 and np.allclose(form.A.toarray(), X.T)
+
+
 def test_value_matches_the_formula():
     X = np.random.default_rng(0).random((6, 4))
     form = SCMForm.from_features(X, k=2)
