@@ -213,7 +213,8 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--k", type=int, default=50)
     ap.add_argument("--sizes", default="1000,2000,5000,10000,20000,50000,100000")
-    ap.add_argument("--plot", type=Path, default=ROOT / "docs" / "img" / "scm_sweep.png")
+    ap.add_argument("--plot", default=str(ROOT / "docs" / "img" / "scm_sweep.png"),
+                    help="where the sweep's plot goes; '' for none")
     ap.add_argument("--alternate", type=int, default=0,
                     help="only time greedy and AAPGA taking turns this many times at 20,000")
     ap.add_argument("--case", default=None,
@@ -260,7 +261,7 @@ def main() -> None:
     print(f"crossover: AAPGA is faster than greedy from n = {grid[start][0]} on"
           if start < len(grid) else "crossover: AAPGA was not faster than greedy at any n tried")
     if args.plot:
-        plot(grid, args.plot)
+        plot(grid, Path(args.plot))
         print(f"plot: {args.plot}")
 
 
