@@ -54,6 +54,11 @@ def checks(device: str) -> list[tuple[str, list[str], float]]:
         ("aapga_coverage", [*DFL, "solve", str(SPEC / "coverage.opt"), "--data",
                             str(SPEC / "coverage.json"), "--backend", "aapga", "--device", device,
                             "--json"], 60),
+        # 20,000 × 500, k = 50: AAPGA on the device beside apricot's lazy greedy on one CPU
+        # thread, medians of 3; prints the value ratio, both times and the speed-up as JSON
+        ("aapga_20k_vs_greedy", [sys.executable, str(ROOT / "benchmarks" / "scm.py"), "--case",
+                                 "20000x500", "--device", device, "--repeats", "3", "--json"],
+         60),
         ("train_shortest_path", [*DFL, "train", str(sp), "--epochs", "2", "--device", device,
                                  "--json"], 90),
         # the batched LP oracle: 10,000 LPs at once, exact after polishing, beside HiGHS
