@@ -129,9 +129,10 @@ def main() -> int:
             row = run_check(name, argv, limit, work)
             report["checks"].append(row)
             print(f"{name:24} {'ok' if row['ok'] else 'FAILED (' + str(row['rc']) + ')':14} "
-                  f"{row['wall_s']:8.2f} s", flush=True)
-        report["total_s"] = round(time.perf_counter() - total, 2)
-    args.out.write_text(json.dumps(report, indent=1))
+                  f"{row['wall_s']:8.2f} s  {json.dumps(row['measured'])[:600]}", flush=True)
+            # written after every check: a run cut short still leaves what it measured
+            report["total_s"] = round(time.perf_counter() - total, 2)
+            args.out.write_text(json.dumps(report, indent=1))
     failed = [c["check"] for c in report["checks"] if not c["ok"]]
     print(f"total {report['total_s']} s; {len(failed)} failed {failed or ''}; "
           f"report in {args.out}")
