@@ -141,14 +141,20 @@ class _Run:
         sub = scaled.select(active)
         state = start(sub, xs0[active].to(dtype), ys0[active].to(dtype))
         block = Iterations(sub, state, eta, cfg.check_every, cfg.graphs)
+        # a sample is polished when its error first falls below POLISH_GATE, then again only
+        # once it has fallen tenfold since its last failed try (polishing factors m × m
+        # matrices: on large rows it costs more than many iterations)
+        gate_at = torch.full((len(active),), POLISH_GATE, dtype=torch.float64,
+                             device=active.device)
         while int(state.total.item()) < cfg.max_iterations and not self.late():
-            relative = block.run()
+            relative = block.run().double()
             self.captured = self.captured or block.captured
             self.iterations[active] = int(state.total.item())
-            gate = ((relative <= POLISH_GATE) & ~self.done[active]).nonzero().flatten()
+            gate = ((relative <= gate_at) & ~self.done[active]).nonzero().flatten()
             if len(gate):
-                tol = (10 * relative[gate].double()).clamp(IDENTIFY_MIN, IDENTIFY_MAX)
+                tol = (10 * relative[gate]).clamp(IDENTIFY_MIN, IDENTIFY_MAX)
                 self.polish(state.x[gate].double(), state.y[gate].double(), tol, active[gate])
+                gate_at[gate] = relative[gate] / 10
             keep = ~self.done[active]
             if not bool(keep.any()):
                 return
@@ -157,6 +163,7 @@ class _Run:
             if not bool(keep.all()) and (not state.x.is_cuda or float(keep.float().mean()) < 0.5):
                 rows = keep.nonzero().flatten()
                 active, sub, state = active[rows], sub.select(rows), state.select(rows)
+                gate_at = gate_at[rows]
                 block = Iterations(sub, state, eta, cfg.check_every, cfg.graphs)
 
     def certified_pair(self, scaled: BatchLP, original: BatchLP, xs: torch.Tensor,
