@@ -89,7 +89,8 @@ def run_check(name: str, argv: list[str], limit: float, work: Path) -> dict:
     start = time.perf_counter()
     try:
         proc = subprocess.run(argv, cwd=work, capture_output=True, text=True, timeout=limit,
-                              env={**os.environ, "PYTHONPATH": str(ROOT)})
+                              env={**os.environ, "PYTHONPATH": os.pathsep.join(
+                                  [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])})
         rc, stdout, stderr = proc.returncode, proc.stdout, proc.stderr
     except subprocess.TimeoutExpired as exc:
         rc, stdout, stderr = "timeout", exc.stdout or "", exc.stderr or ""

@@ -6,8 +6,12 @@ arithmetic. Captured once in a CUDA graph and replayed, a step is one launch. `C
 wraps a function of tensors whose shapes don't change between calls: the first call captures
 it on copies of its inputs (after one warm-up call, as torch.cuda.graphs requires), later
 calls copy their inputs into those and replay. A function that updates state in place does
-so at every call, the warm-up included. On a CPU, with `enabled=False`, or when capture fails
-(an operation that can't be captured), it is a plain call.
+so at every call, the warm-up included. On a CPU or with `enabled=False` it is a plain call.
+
+Only functions known to capture are wrapped (the PDHG blocks: products, clamps, reductions).
+A capture that fails is an error, not a fallback: on an H200, a failed capture of a batched
+Cholesky left later kernels unrun and their outputs uninitialized — the one way this solver
+could have returned a wrong answer as certified.
 """
 
 from __future__ import annotations
@@ -50,10 +54,10 @@ class Captured:
         try:
             with torch.cuda.graph(graph):
                 self.outputs = self.fn(*self.inputs)
-        except RuntimeError:  # something in fn can't be captured: run it eagerly from now on
-            self.enabled = False
-            torch.cuda.synchronize()
-            return result
+        except RuntimeError as exc:
+            raise RuntimeError("a CUDA graph capture of the batched LP solver failed; solve "
+                               "with Settings(graphs=False)") from exc
+        del result
         self.graph = graph
         graph.replay()
         return self.outputs

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 import torch
 
-from .graphs import Captured
 from .ipm import InteriorPoint
 from .pdhg import Iterations, start
 from .polish import certify, identify, polish
@@ -109,15 +108,14 @@ class _Run:
 
     def interior_point(self, active: torch.Tensor) -> None:
         """The samples `active` by the interior-point method (`ipm`); the whole batch is
-        polished once most of it is close, then again for the rest as it comes close. Shapes
-        stay fixed (finished samples ride along), so on CUDA each step and each polishing
-        pass is one graph replay."""
+        polished once it is close, then again for the rest as it comes close (finished
+        samples ride along: the steps keep their shapes). Its steps factor matrices, which
+        are not captured in CUDA graphs (see `graphs`)."""
         ipm = InteriorPoint(self.scaled.select(active))
-        step = Captured(ipm.step, self.cfg.graphs)
         passes = _PolishPasses(self, active)
         finished = torch.zeros(len(active), dtype=torch.bool, device=active.device)
         for it in range(1, self.cfg.ipm_iterations + 1):
-            relative = step()
+            relative = ipm.step()
             ready = (relative <= IPM_GATE) | finished
             if bool(ready.all()) or (it % 4 == 0 and bool((ready & ~finished).any())):
                 x, y = ipm.pair()
@@ -168,8 +166,7 @@ class _Run:
 
     def certified_pair(self, scaled: BatchLP, original: BatchLP, xs: torch.Tensor,
                        ys: torch.Tensor, tol: torch.Tensor, tight: torch.Tensor | None = None):
-        """(x, y, ok, tight set) for scaled pairs: identification, polishing, certificate —
-        tensors only, no host synchronization (what a CUDA graph can hold)."""
+        """(x, y, ok, tight set) for scaled pairs: identification, polishing, certificate."""
         part = identify(scaled, xs, ys, tol, tight)
         x, y, factored = polish(original, self.scaling.primal(xs), self.scaling.dual(ys), part,
                                 self.integer)
@@ -203,30 +200,26 @@ class _Run:
 
 class _PolishPasses:
     """Polishing of a fixed batch (`active`), in chunks whose (m × m) factors fit in
-    POLISH_ENTRIES, each chunk a `Captured` function of (x, y, tol)."""
+    POLISH_ENTRIES; each chunk's sub-problems are selected once."""
 
     def __init__(self, run: _Run, active: torch.Tensor) -> None:
-        self.run_, self.active = run, active
+        self.run_ = run
         chunk = max(1, POLISH_ENTRIES // max(1, run.lp.K.m ** 2))
-        self.chunks = []
-        for at in range(0, len(active), chunk):
-            idx = active[at : at + chunk]
-            scaled, original = run.scaled.select(idx), run.lp.select(idx)
-
-            def fn(xs, ys, tol, scaled=scaled, original=original):
-                return run.certified_pair(scaled, original, xs, ys, tol)
-
-            self.chunks.append((slice(at, at + len(idx)), idx, Captured(fn, run.cfg.graphs)))
+        self.chunks = [(slice(at, at + chunk), active[at : at + chunk],
+                        run.scaled.select(active[at : at + chunk]),
+                        run.lp.select(active[at : at + chunk]))
+                       for at in range(0, len(active), chunk)]
 
     def run(self, xs: torch.Tensor, ys: torch.Tensor, tol: torch.Tensor,
             wanted: torch.Tensor) -> torch.Tensor:
         """Polish every chunk holding a `wanted` sample; returns which samples are now
         certified (among the wanted)."""
         newly = torch.zeros_like(wanted)
-        for part, idx, fn in self.chunks:
+        for part, idx, scaled, original in self.chunks:
             if not bool(wanted[part].any()):
                 continue
-            x, y, ok, tight = fn(xs[part], ys[part], tol[part])
+            x, y, ok, tight = self.run_.certified_pair(scaled, original, xs[part], ys[part],
+                                                       tol[part])
             ok = ok & wanted[part]
             self.run_.accept(idx, x, y, ok, tight)
             newly[part] = ok
