@@ -267,6 +267,12 @@ def train(
                                  "(`uncertain` params, gen-dfl | nll; Default: 128.) or of "
                                  "--predictor mlp (Default: 64.).", show_default=False)
     ] = None,
+    threads: Annotated[
+        int | None, typer.Option(help="CPU threads for torch while training. Default: one "
+                                 "when a step's tensors are small (most predictors: more "
+                                 "threads only wait for each other), else torch's own.",
+                                 show_default=False)
+    ] = None,
     save: Annotated[Path | None, typer.Option(
         help="Write the trained predictor (or generative model) here, for `dfl eval`.")] = None,
     plot: Annotated[Path | None, typer.Option(help="Save the training curve as PNG.")] = None,
@@ -276,16 +282,17 @@ def train(
     model of its `uncertain` params for risk-aware decisions; print the regret."""
     import json
 
+    from .learn.options import TrainOptions
     from .learn.session import train_command
 
-    result = train_command(
-        model, data, train_file, test_file, loss=loss, predictor=predictor, epochs=epochs,
-        batch_size=batch_size, lr=lr, optimizer=optimizer, weight_decay=weight_decay,
-        cautious_wd=cautious_wd, device=device, seed=seed, processes=processes, save=save,
-        plot=plot, console=err if as_json else out, progress=True, executor=executor,
-        ray_address=ray_address, distributed=distributed, oracle=oracle, scenarios=scenarios,
-        beta=beta, generative=generative, hidden=hidden,
-    )
+    options = TrainOptions(
+        loss=loss, predictor=predictor, epochs=epochs, batch_size=batch_size, lr=lr,
+        optimizer=optimizer, weight_decay=weight_decay, cautious_wd=cautious_wd, device=device,
+        seed=seed, hidden=hidden, threads=threads, processes=processes, executor=executor,
+        ray_address=ray_address, oracle=oracle, distributed=distributed, scenarios=scenarios,
+        beta=beta, generative=generative, save=save, plot=plot)
+    result = train_command(model, data, train_file, test_file, options,
+                           console=err if as_json else out)
     if as_json and result is not None:  # under --distributed, rank 0 reports
         print(json.dumps(result))
 
