@@ -202,10 +202,10 @@ def _working(what: str):
     can take its whole time limit); drawn only on a terminal and erased when done, so piped
     or --json output is untouched (off a terminal even rich's transient display ends with a
     newline, which would put a blank line before an error)."""
-    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-
     if not sys.stderr.isatty():
         return contextlib.nullcontext()
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
     progress = Progress(SpinnerColumn(), TextColumn(what), TimeElapsedColumn(), console=err(),
                         transient=True)
     progress.add_task(what, total=None)
@@ -401,8 +401,26 @@ def train_solver(
         out().print(f"saved the policy to {save}")
 
 
-def main() -> None:  # pragma: no cover - console entry point for `python -m dfl_dsl`
-    app()
+def main(argv: list[str] | None = None) -> int:
+    """The `dfl` console script (and `python -m dfl_dsl`): a plain command line is read by
+    argparse from the commands' typer declarations (see `fastargs`: typer's per-parameter
+    pydantic validation costs more start-up than `dfl check` itself); anything else — help, a
+    mistake, completion — goes to typer."""
+    from .fastargs import fast_call
+
+    argv = sys.argv[1:] if argv is None else list(argv)
+    call = fast_call(app, argv)
+    if call is None:
+        return app(args=argv, prog_name="dfl")  # (exits by itself)
+    function, kwargs = call
+    try:
+        function(**kwargs)
+    except typer.Exit as exc:
+        return exc.exit_code
+    except (typer.Abort, KeyboardInterrupt):
+        print("\nAborted!", file=sys.stderr)
+        return 1
+    return 0
 
 
 if __name__ == "__main__":  # pragma: no cover
