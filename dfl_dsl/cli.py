@@ -259,8 +259,10 @@ def train(
         str | None, typer.Option("--ray-address", help="ray: the cluster (default: local).")
     ] = None,
     oracle: Annotated[
-        str, typer.Option(help="auto | highs | enumerate: how the oracle solves. enumerate "
-                          "lists a small pure-integer feasible set once; auto does when it fits.")
+        str, typer.Option(help="auto | highs | enumerate | batched: how the oracle solves. "
+                          "enumerate lists a small pure-integer feasible set once; batched "
+                          "solves each batch at once in torch (certified, on --device); auto "
+                          "enumerates when it fits, goes batched on a GPU, else HiGHS.")
     ] = "auto",
     distributed: Annotated[
         bool, typer.Option("--distributed",

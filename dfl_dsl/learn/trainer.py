@@ -84,7 +84,7 @@ class Trainer:
         checked_device(device)
         self.inst = inst
         self.oracle = Oracle(inst, processes=processes, executor=executor,
-                             ray_address=ray_address, method=oracle)
+                             ray_address=ray_address, method=oracle, device=device)
         self.shard = shard  # data-parallel training: this rank's place (see .distributed)
         self.loss_name = loss
         self.loss_fn = LOSSES[loss](self.oracle, **(loss_options or {}))
@@ -126,7 +126,7 @@ class Trainer:
     def regret(self, data: DFLData) -> float:
         data.solved(self.oracle)
         return normalized_regret(self.oracle, self.predict(data.features), data.theta,
-                                 data.w, data.z)
+                                 data.w, data.z, slot=f"regret-{id(data)}")
 
     # ------------------------------------------------------------------ training
     def fit(self, train: DFLData, monitor: DFLData | None = None,
@@ -178,7 +178,7 @@ class Trainer:
                     if len(idx):
                         loss = self.loss_fn(theta_hat, t_all[idx].to(theta_hat.device),
                                              w_all[idx].to(theta_hat.device),
-                                             z_all[idx].to(theta_hat.device))
+                                             z_all[idx].to(theta_hat.device), keys=idx)
                     else:  # a short last batch left this rank nothing; it still all-reduces
                         loss = theta_hat.sum() * 0.0
                     if not self._everywhere(torch.isfinite(loss)):
