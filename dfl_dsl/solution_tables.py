@@ -81,9 +81,9 @@ def variable_table(entity, values: np.ndarray, reduced: np.ndarray | None = None
     domain = entity.domain
     names = [name for group in domain.names for name in group]
     keys = [key_column(domain.frame.get(name), name, entity.shape_style) for name in names]
-    columns = {"value": np.asarray(values, dtype=float)}
+    columns = {"value": _numbers(values)}
     if reduced is not None:
-        columns["reduced_cost"] = np.asarray(reduced, dtype=float)
+        columns["reduced_cost"] = _numbers(reduced)
     shape = entity.shape if entity.shape_style else None
     grouped = domain.dense and all(c.dim == 1 for c in domain.components)  # row-major
     return Table(entity.name, _distinct_names(keys), columns, shape, grouped)
@@ -101,8 +101,13 @@ def constraint_table(name: str, frame: Frame, dummies: list[str], shape: tuple[i
         keys += [KeyColumn(f"axis{a}", np.arange(size, dtype=np.int64), pos, True)
                  for a, (size, pos) in enumerate(zip(shape, np.unravel_index(flat, shape),
                                                      strict=True))]
-    return Table(name, _distinct_names(keys), {"dual": np.asarray(duals, dtype=float)},
+    return Table(name, _distinct_names(keys), {"dual": _numbers(duals)},
                  grouped=len(dummies) <= 1)
+
+
+def _numbers(values) -> np.ndarray:
+    """float64, with -0.0 (a solver's rounding) read as 0.0 in every output."""
+    return np.asarray(values, dtype=float) + 0.0
 
 
 def key_column(column: Column, dummy: str, axis: bool) -> KeyColumn:

@@ -44,3 +44,10 @@ def test_nonzero_keeps_rows_and_keys_positions():
     assert axes.columns["value"].tolist() == [1, 2, 3]
     assert [k.column().tolist() for k in axes.keys] == [[0, 1, 1], [1, 0, 1]]
     assert not any(k.axis for k in axes.keys)
+
+
+def test_negative_zero_is_zero_in_every_column():
+    inst = bind("set S; var x{S};", {"S": ["a", "b"]})
+    table = variable_table(inst.entity("x"), np.array([-0.0, 1.0]), np.array([-0.0, -0.0]))
+    assert not np.signbit(table.columns["value"]).any()
+    assert not np.signbit(table.columns["reduced_cost"]).any()
