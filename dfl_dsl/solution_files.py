@@ -80,8 +80,8 @@ def _value_names(tables: list[Table]) -> list[str]:
 
 
 def _write_csv(sol: Solution, tables: list[Table], handle: BinaryIO) -> None:
-    """One row per entry, written column-wise (every cell's text is made from whole
-    columns, then one join per table)."""
+    """One row per entry: every cell's text is made from whole columns (each distinct key
+    and number formatted once), then the rows are joined."""
     keys, values = _key_names(tables), _value_names(tables)
     text = io.StringIO()
     text.write(",".join(["name", *keys, *values]) + "\n")
@@ -101,12 +101,8 @@ def _write_csv(sol: Solution, tables: list[Table], handle: BinaryIO) -> None:
                               for t in number_texts(table.columns[column])])
             else:
                 cells.append([""] * table.n)
-        parts: list = [None] * (2 * len(cells) * table.n)
-        for c, column_cells in enumerate(cells):
-            parts[2 * c :: 2 * len(cells)] = column_cells
-            parts[2 * c + 1 :: 2 * len(cells)] = [","] * table.n if c < len(cells) - 1 \
-                else ["\n"] * table.n
-        text.write("".join(parts))
+        if table.n:
+            text.write("\n".join(map(",".join, zip(*cells, strict=True))) + "\n")
     handle.write(text.getvalue().encode())
 
 
