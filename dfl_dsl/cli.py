@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
 from .errors import DataWarning, DflError, InfeasibleError
 
@@ -27,9 +26,23 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-out = Console()
-err = Console(stderr=True)
 
+
+@functools.cache
+def _console(stderr: bool = False):
+    """rich's Console, made on first use: `dfl solve --json` never needs rich (~50 ms of
+    start-up). It writes to whatever sys.stdout / sys.stderr are when it prints."""
+    from rich.console import Console
+
+    return Console(stderr=stderr)
+
+
+def out():
+    return _console()
+
+
+def err():
+    return _console(True)
 
 
 @app.callback()
@@ -49,7 +62,7 @@ def _show_warning(fallback):
 
     def show(message, category, *args, **kwargs):
         if issubclass(category, DataWarning):
-            err.print(str(message), markup=False, highlight=False, soft_wrap=True)
+            err().print(str(message), markup=False, highlight=False, soft_wrap=True)
         else:
             fallback(message, category, *args, **kwargs)
 
@@ -67,17 +80,17 @@ def guarded(fn):
                 warnings.showwarning = _show_warning(warnings.showwarning)
                 return fn(*args, **kwargs)
         except DflError as exc:
-            err.print(exc.format(), markup=False, highlight=False, soft_wrap=True)
+            err().print(exc.format(), markup=False, highlight=False, soft_wrap=True)
             raise typer.Exit(2) from None
         except InfeasibleError as exc:
-            err.print(str(exc), markup=False, highlight=False, soft_wrap=True)
+            err().print(str(exc), markup=False, highlight=False, soft_wrap=True)
             raise typer.Exit(1) from None
         except (typer.Exit, typer.Abort, KeyboardInterrupt):
             raise
         except Exception as exc:  # an internal bug: say so plainly, keep the trace on demand
             if os.environ.get("DFL_DEBUG"):
                 raise
-            err.print(
+            err().print(
                 f"internal error: {type(exc).__name__}: {exc}\n"
                 "(this is a bug in dfl-dsl; rerun with DFL_DEBUG=1 for the traceback)",
                 markup=False,
@@ -100,7 +113,7 @@ def check(model: ModelArg, data: DataOpt = None) -> None:
     inst = m.bind(data) if data is not None else None
     if inst is not None:
         inst.compile()  # evaluates every expression against the data
-    report(m, inst, out)
+    report(m, inst, out())
 
 
 NO_SOLUTION = ("infeasible", "unbounded", "infeasible_or_unbounded", "error")
@@ -122,8 +135,14 @@ def solve(
     output: Annotated[
         Path | None,
         typer.Option("--output", "-o",
-                     help="Write the solution as JSON here (missing folders are made)."),
+                     help="Write the solution here, by suffix: .npz, .csv or .parquet (one "
+                     "table per variable and constraint: keys, value, reduced cost, dual), "
+                     "else JSON (missing folders are made)."),
     ] = None,
+    nonzeros: Annotated[
+        bool, typer.Option("--nonzeros", help="--json / --output: only nonzero entries "
+                           "(values, duals).")
+    ] = False,
     time_limit: Annotated[
         float | None, typer.Option("--time-limit", help="Seconds; status `feasible` if hit.")
     ] = None,
@@ -141,16 +160,15 @@ def solve(
     ] = None,
 ) -> None:
     """Solve MODEL with DATA and print the solution (exit 1 if it has none)."""
-    import json
-
     from .devices import checked_device
     from .model import load
     from .outputs import checked_output, refuse_overwriting, write_atomic
-    from .solution_report import print_solution
+    from .solution_files import checked_format, solution_writer
 
     if time_limit is not None and not time_limit > 0:  # (nan too)
         raise DflError("--time-limit must be positive")
     checked_output(output, "--output")
+    checked_format(output)
     checked_output(write, "--write")
     refuse_overwriting({"--output": output, "--write": write},
                        {"the model": model, "--data": data})
@@ -164,17 +182,19 @@ def solve(
     with _working(f"solving {Path(model).name}" + (f" with {backend}" if backend != "auto"
                                                    else "")):
         sol = inst.solve(backend, time_limit=time_limit, seed=seed, **options)
-    payload = sol.to_json()
+    text = sol.json_text(nonzeros=nonzeros) if as_json else None
     if as_json:
-        print(json.dumps(payload))
+        print(text)
     else:
-        print_solution(sol, out)
+        from .solution_report import print_solution
+
+        print_solution(sol, out())
     if sol.status in NO_SOLUTION:
         if as_json:
             raise typer.Exit(1)
         raise InfeasibleError(_no_solution_message(sol))
     if output is not None:
-        write_atomic(output, lambda handle: handle.write(json.dumps(payload, indent=1).encode()))
+        write_atomic(output, solution_writer(sol, output, nonzeros=nonzeros, text=text))
 
 
 def _working(what: str):
@@ -182,11 +202,11 @@ def _working(what: str):
     can take its whole time limit); drawn only on a terminal and erased when done, so piped
     or --json output is untouched (off a terminal even rich's transient display ends with a
     newline, which would put a blank line before an error)."""
+    if not sys.stderr.isatty():
+        return contextlib.nullcontext()
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-    if not err.is_terminal:
-        return contextlib.nullcontext()
-    progress = Progress(SpinnerColumn(), TextColumn(what), TimeElapsedColumn(), console=err,
+    progress = Progress(SpinnerColumn(), TextColumn(what), TimeElapsedColumn(), console=err(),
                         transient=True)
     progress.add_task(what, total=None)
     return progress
@@ -292,7 +312,7 @@ def train(
         ray_address=ray_address, oracle=oracle, distributed=distributed, scenarios=scenarios,
         beta=beta, generative=generative, save=save, plot=plot)
     result = train_command(model, data, train_file, test_file, options,
-                           console=err if as_json else out)
+                           console=err() if as_json else out())
     if as_json and result is not None:  # under --distributed, rank 0 reports
         print(json.dumps(result))
 
@@ -316,7 +336,7 @@ def evaluate(
     from .learn.session import eval_command
 
     result = eval_command(model, data, checkpoint, test_file, device=device,
-                          console=err if as_json else out)
+                          console=err() if as_json else out())
     if as_json:
         print(json.dumps(result))
 
@@ -347,7 +367,7 @@ def generate(
 
     generate_command(problem, out_file, instance, num_data=num_data, features=features,
                      deg=deg, noise=noise, seed=seed, grid=grid, items=items, dims=dims,
-                     assets=assets, console=out)
+                     assets=assets, console=out())
 
 
 @app.command("train-solver")
@@ -380,18 +400,36 @@ def train_solver(
     _, history = train(
         classes=[c.strip() for c in classes.split(",") if c.strip()], size=size, batch=batch,
         steps=steps, unroll=unroll, lr=lr, seed=seed, save=save,
-        progress=None if as_json else lambda k, loss: out.print(f"step {k}: loss {loss:.3f}"),
+        progress=None if as_json else lambda k, loss: out().print(f"step {k}: loss {loss:.3f}"),
     )
     result = {"saved": str(save), "steps": len(history), "time_s": time.perf_counter() - start,
               "history": history}
     if as_json:
         print(json.dumps(result))
     else:
-        out.print(f"saved the policy to {save}")
+        out().print(f"saved the policy to {save}")
 
 
-def main() -> None:  # pragma: no cover - console entry point for `python -m dfl_dsl`
-    app()
+def main(argv: list[str] | None = None) -> int:
+    """The `dfl` console script (and `python -m dfl_dsl`): a plain command line is read by
+    argparse from the commands' typer declarations (see `fastargs`: typer's per-parameter
+    pydantic validation costs more start-up than `dfl check` itself); anything else — help, a
+    mistake, completion — goes to typer."""
+    from .fastargs import fast_call
+
+    argv = sys.argv[1:] if argv is None else list(argv)
+    call = fast_call(app, argv)
+    if call is None:
+        return app(args=argv, prog_name="dfl")  # (exits by itself)
+    function, kwargs = call
+    try:
+        function(**kwargs)
+    except typer.Exit as exc:
+        return exc.exit_code
+    except (typer.Abort, KeyboardInterrupt):
+        print("\nAborted!", file=sys.stderr)
+        return 1
+    return 0
 
 
 if __name__ == "__main__":  # pragma: no cover
