@@ -12,6 +12,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 STRING_BASE = np.int64(1 << 62)
+# integer elements lie strictly between -2^62 and 2^62; no set holds NO_KEY (a number that
+# can't be an element — 2.5, 1e300, nan — looked up in a set is in none)
+ELEMENT_RANGE = "integers between -2^62 and 2^62"
+NO_KEY = np.int64(-(1 << 63))
 _codes: dict[str, int] = {}
 _strings: list[str] = []
 
@@ -36,6 +40,8 @@ def key_of(value) -> int:
             raise ValueError(f"integer element {value} is too large")
         return int(value)
     if isinstance(value, (float, np.floating)) and float(value).is_integer():
+        if abs(value) >= float(STRING_BASE):
+            raise ValueError(f"integer element {value:g} is too large")
         return int(value)
     raise ValueError(f"{value!r} can't be a set element (use an integer or a string)")
 
@@ -55,6 +61,26 @@ def keys_of(values) -> np.ndarray:
             raise ValueError(f"integer element {arr[np.abs(arr).argmax()]} is too large")
         return arr.astype(np.int64)
     return np.fromiter((key_of(v) for v in values), dtype=np.int64, count=len(values))
+
+
+def number_keys(values: np.ndarray) -> np.ndarray:
+    """Keys of numbers used as elements (a subscript, a membership test): an integer within
+    the element range is its own key, any other number `NO_KEY` (an unchecked cast would
+    truncate 2.5 to 2 and wrap 1e19 around int64)."""
+    values = np.asarray(values)
+    if values.dtype.kind in "iu":
+        big = np.abs(values.astype(float)) >= float(STRING_BASE)
+        return np.where(big, NO_KEY, values.astype(np.int64))
+    with np.errstate(invalid="ignore"):
+        ok = (np.abs(values) < float(STRING_BASE)) & (values == np.round(values))
+    return np.where(ok, np.where(ok, values, 0).astype(np.int64), NO_KEY)
+
+
+def whole_keys(values: np.ndarray) -> np.ndarray | None:
+    """`number_keys` of numbers that must all be elements (a set literal, a range's bounds),
+    or None when one is not an integer within the element range."""
+    keys = number_keys(values)
+    return None if np.any(keys == NO_KEY) else keys
 
 
 def element_of(key: int) -> int | str:

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from dfl_dsl.evaluate.elements import (
+    NO_KEY,
     STRING_BASE,
     SetValue,
     combine_columns,
@@ -15,6 +16,8 @@ from dfl_dsl.evaluate.elements import (
     is_string_key,
     key_of,
     keys_of,
+    number_keys,
+    whole_keys,
 )
 
 
@@ -105,3 +108,19 @@ def test_combine_columns_codes_agree_across_tables():
 def test_format_key():
     assert format_key(np.array([key_of("GARY"), key_of("FRA")])) == "[GARY, FRA]"
     assert format_key(3) == "[3]"
+
+
+def test_numbers_that_are_no_element_get_the_key_no_set_holds():
+    # a cast truncated 2.5 to 2 (`2.5 in S` was true) and wrapped 1e19 around int64
+    keys = number_keys(np.array([2.0, 2.5, 1e19, -1e308, np.nan, np.inf, -7.0]))
+    assert keys.tolist() == [2, NO_KEY, NO_KEY, NO_KEY, NO_KEY, NO_KEY, -7]
+    big = np.array([3, 2**63 + 5], dtype=np.uint64)
+    assert number_keys(big).tolist() == [3, NO_KEY]
+    assert whole_keys(np.array([1.0, 4.0])).tolist() == [1, 4]
+    assert whole_keys(np.array([1.0, 2.0**62])) is None
+
+
+def test_a_float_element_beyond_the_range_is_refused():
+    with pytest.raises(ValueError, match="too large"):
+        key_of(-1e308)
+    assert key_of(-3.0) == -3
