@@ -103,7 +103,7 @@ def check(model: ModelArg, data: DataOpt = None) -> None:
     report(m, inst, out)
 
 
-NO_SOLUTION = ("infeasible", "unbounded", "infeasible_or_unbounded", "error")
+NO_SOLUTION = ("infeasible", "unbounded", "infeasible_or_unbounded", "error", "time_limit")
 
 
 @app.command()
@@ -193,7 +193,7 @@ def _working(what: str):
 
 
 def _no_solution_message(sol) -> str:
-    if sol.status == "error":  # e.g. a time limit hit before any feasible point
+    if sol.status in ("error", "time_limit"):  # e.g. a time limit hit before a feasible point
         text = "no solution: the solver stopped without a feasible point" + (
             f" ({sol.message})" if sol.message else "")
     else:

@@ -198,6 +198,10 @@ def test_no_solution_message_for_a_solver_that_stopped_without_one():
     stopped = SimpleNamespace(status="error", message="Time limit reached", extra={})
     assert _no_solution_message(stopped) == (
         "no solution: the solver stopped without a feasible point (Time limit reached)")
+    limited = SimpleNamespace(status="time_limit", message="FlexQP ADMM, 3 iterations",
+                              extra={})
+    assert _no_solution_message(limited) == ("no solution: the solver stopped without a "
+                                              "feasible point (FlexQP ADMM, 3 iterations)")
     infeasible = SimpleNamespace(status="infeasible", message="", extra={"iis": ["a", "b"]})
     assert _no_solution_message(infeasible) == (
         "no solution: the problem is infeasible\nan irreducible infeasible subset of rows: a, b")

@@ -263,6 +263,8 @@ def solve_instance(inst, *, time_limit=None, seed=None):
         return Solution("error", None, None, "cvxpy", time.perf_counter() - start, inst,
                         message=str(exc))
     status = _STATUS.get(built.problem.status, "error")
+    if status == "feasible" and not _meets_constraints(built):
+        status = "time_limit"  # stopped by the limit: HiGHS hands back zeros, not a point
     x = None
     objective = None
     if status in ("optimal", "feasible") and built.x.value is not None:
@@ -271,6 +273,23 @@ def solve_instance(inst, *, time_limit=None, seed=None):
     duals = _duals(built) if status == "optimal" else None
     return Solution(status, objective, x, "cvxpy", time.perf_counter() - start, inst,
                     duals=duals, message=f"{solver}: {built.problem.status}")
+
+
+def _meets_constraints(built: CvxpyProblem, tol: float = 1e-6) -> bool:
+    """Whether the point a limit stopped at meets every constraint (and integrality) within
+    `tol`, relative to the point's size."""
+    value = built.x.value
+    if value is None or not np.all(np.isfinite(value)):
+        return False
+    scale = tol * (1.0 + float(np.abs(value).max(initial=0.0)))
+    for constraint in built.problem.constraints:
+        if float(np.max(constraint.violation(), initial=0.0)) > scale:
+            return False
+    flags = built.x.attributes.get("integer")
+    if isinstance(flags, tuple) and len(flags) and len(flags[0]):
+        whole = np.asarray(value).ravel()[np.asarray(flags[0])]
+        return bool(np.all(np.abs(whole - np.round(whole)) <= scale))
+    return True
 
 
 def _settle_infeasible_or_unbounded(built: CvxpyProblem, solver: str, options: dict,

@@ -17,6 +17,7 @@ import scipy.sparse as sp
 
 from ..compile.linear import LinearForm
 from .common import RawResult, optimal_without_columns, to_solution
+from .magnitudes import check_representable, highs_limits
 
 CLASSES = frozenset({"LP", "MILP", "QP"})
 _quiet = False
@@ -153,7 +154,7 @@ class HighsModel:
         x = obj = duals = gap = None
         has_solution = info.primal_solution_status == 2  # kSolutionStatusFeasible
         if status == "time_limit":
-            status = "feasible" if has_solution else "error"
+            status = "feasible" if has_solution else "time_limit"  # (no point: claims none)
         if has_solution and status in ("optimal", "feasible"):
             sol = h.getSolution()
             x = np.asarray(sol.col_value, dtype=float)
@@ -199,6 +200,7 @@ def solve_instance(inst, *, time_limit=None, seed=None):
     form = inst.linear_form()
     theta = inst.theta_for_solve()
     model = HighsModel(form, theta=theta, time_limit=time_limit, seed=seed)
+    check_representable(inst, form, theta, highs_limits(model.h))
     raw = model.solve()
     if raw.status == "infeasible" and not form.is_mip and form.kept_rows is not None:
         # rows turned into bounds hide from an IIS: look for one on the unreduced form

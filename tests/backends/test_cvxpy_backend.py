@@ -131,3 +131,19 @@ def test_mixed_integer_solutions_have_no_duals():
                      "m.opt").bind(None)
     sol = inst.solve("cvxpy")
     assert sol.objective == pytest.approx(2) and sol.duals is None
+
+
+def test_a_time_limited_milp_without_a_point_is_time_limit_not_feasible():
+    # it said `feasible`, objective 0, all zeros, breaking the `>= 10` row
+    rng = np.random.default_rng(7)
+    n, m = 300, 5
+    w = rng.integers(10, 100, size=(m, n))
+    inst = bind("param n : int; param m : int; param W[m, n]; param cap[m]; param v[n];"
+                "var x[n] binary; var y >= 0; maximize f: v @ x - y;"
+                "subject to c: W @ x <= cap; subject to big: y >= 10;",
+                {"n": n, "m": m, "W": w.tolist(), "cap": (w.sum(axis=1) // 2).tolist(),
+                 "v": rng.integers(10, 100, size=n).tolist()})
+    sol = inst.solve("cvxpy", time_limit=1e-6)
+    assert sol.status == "time_limit" and sol.x is None and sol.objective is None
+    found = inst.solve("cvxpy", time_limit=30)
+    assert found.status in ("optimal", "feasible") and found.value("y") >= 10 - 1e-6
