@@ -19,7 +19,26 @@ from rich.console import Console
 
 from .errors import DataWarning, DflError, InfeasibleError
 
-app = typer.Typer(
+
+class _App(typer.Typer):
+    """`dfl`: click, typer and rich report a reader that went away (`dfl --help | head`, or
+    output flushed after a command) by exit status 1, each in its own way; here that is
+    success, as for `cat | head`. Each first points stdout elsewhere: that tells it apart from
+    an exit 1 for "no solution"."""
+
+    def __call__(self, *args, **kwargs):
+        before, was_devnull = sys.stdout, _stdout_is_devnull()
+        try:
+            return super().__call__(*args, **kwargs)
+        except SystemExit as exc:
+            gone = sys.stdout is not before or (_stdout_is_devnull() and not was_devnull)
+            if exc.code == 1 and gone:
+                _quiet_stdout()
+                raise SystemExit(0) from None
+            raise
+
+
+app = _App(
     name="dfl",
     help="Write an optimization problem once in a .opt file; check it, solve it, and train "
     "predictors through it for decision quality.",
@@ -56,6 +75,22 @@ def _show_warning(fallback):
     return show
 
 
+def _stdout_is_devnull() -> bool:
+    try:
+        here, null = os.fstat(sys.__stdout__.fileno()), os.stat(os.devnull)
+    except (OSError, ValueError, AttributeError):
+        return False
+    return (here.st_dev, here.st_ino) == (null.st_dev, null.st_ino)
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null: what is still buffered for a reader that has gone is
+    dropped at exit instead of failing there (Python's documented remedy for EPIPE)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.__stdout__.fileno())
+    os.close(devnull)
+
+
 def guarded(fn):
     """Turn user errors into exit 2 and 'no solution' into exit 1, without tracebacks."""
 
@@ -72,6 +107,14 @@ def guarded(fn):
         except InfeasibleError as exc:
             err.print(str(exc), markup=False, highlight=False, soft_wrap=True)
             raise typer.Exit(1) from None
+        except BrokenPipeError:  # `dfl ... | head`: the reader has all it wanted
+            _quiet_stdout()
+            raise typer.Exit(0) from None
+        except MemoryError:  # a size beyond the caps (DFL_MAX_ENTRIES=0, or not covered)
+            err.print("error: out of memory", markup=False, highlight=False)
+            err.print("hint: check the sizes the data and options give", markup=False,
+                      highlight=False)
+            raise typer.Exit(2) from None
         except (typer.Exit, typer.Abort, KeyboardInterrupt):
             raise
         except Exception as exc:  # an internal bug: say so plainly, keep the trace on demand

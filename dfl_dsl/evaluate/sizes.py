@@ -34,16 +34,17 @@ def limit() -> int | None:
     return None if value <= 0 else value
 
 
-def check_count(count: int, what: str) -> int:
+def check_count(count: int, what: str, bytes_per_entry: int = BIND_BYTES_PER_ENTRY,
+                fix: str = "check the sizes the data gives") -> int:
     """`count` (a Python int: never wrapped) if it is within the cap, else an `EvalError`
-    saying what would have been made and how much memory it would need."""
+    saying what would have been made and about how much memory it would take."""
     cap = limit()
     if cap is not None and count > cap:
         shown = f"{count:,}" if count < 10**15 else f"{float(count):.3g}"
         raise EvalError(
-            f"{what} would have {shown} entries (binding alone needs about "
-            f"{_memory(count * BIND_BYTES_PER_ENTRY)}); the limit is {cap:,}",
-            f"check the sizes the data gives; to allow more, set {ENV} (0: no limit)",
+            f"{what} would have {shown} entries (about {_memory(count * bytes_per_entry)} of "
+            f"memory); the limit is {cap:,}",
+            f"{fix}; to allow more, set {ENV} (0: no limit)",
         )
     return count
 
