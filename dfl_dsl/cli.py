@@ -62,17 +62,13 @@ DataOpt = Annotated[
 ]
 
 
-def _show_warning(fallback):
-    """Print a `DataWarning` as it is written (FILE:LINE:COL: warning: ...) on stderr; others
-    as Python would."""
-
-    def show(message, category, *args, **kwargs):
-        if issubclass(category, DataWarning):
-            err.print(str(message), markup=False, highlight=False, soft_wrap=True)
-        else:
-            fallback(message, category, *args, **kwargs)
-
-    return show
+def _show_warning(message, category, *args, **kwargs) -> None:
+    """Print a `DataWarning` as it is written (FILE:LINE:COL: warning: ...) on stderr; any
+    other (numpy's, torch's) as one line, without the file, line and source text inside the
+    library that Python's own display adds."""
+    text = str(message) if issubclass(category, DataWarning) else (
+        f"dfl: warning: {category.__name__}: {str(message).strip()}")
+    err.print(text, markup=False, highlight=False, soft_wrap=True)
 
 
 def _stdout_is_devnull() -> bool:
@@ -99,7 +95,7 @@ def guarded(fn):
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("always", DataWarning)
-                warnings.showwarning = _show_warning(warnings.showwarning)
+                warnings.showwarning = _show_warning
                 return fn(*args, **kwargs)
         except DflError as exc:
             err.print(exc.format(), markup=False, highlight=False, soft_wrap=True)

@@ -260,3 +260,32 @@ def test_generate_too_many_samples_is_refused_up_front(tmp_path):
                                       "--num-data", "100000000000"])
     assert result.exit_code == 2 and "would have 6,900,000,000,000 entries" in _err(result)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_library_warnings_are_one_line_without_internal_source(lp, monkeypatch):
+    import numpy as np
+
+    import dfl_dsl.check_report
+
+    real = dfl_dsl.check_report.report
+
+    def warns(*args, **kwargs):
+        np.float64(1.0) / np.float64(0.0)  # numpy's RuntimeWarning, from inside the library
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(dfl_dsl.check_report, "report", warns)
+    result = CliRunner().invoke(app, ["check", str(lp[0])])
+    assert result.exit_code == 0, result.output
+    assert "dfl: warning: RuntimeWarning: divide by zero" in _err(result)
+    assert ".py:" not in result.stderr and "np.float64" not in result.stderr
+
+
+def test_an_error_in_a_long_line_shows_a_window_around_its_column(tmp_path):
+    model = tmp_path / "long.opt"
+    model.write_text("var x;\n" + " ".join(f"var y{k};" for k in range(5000)) + " minimize f: "
+                     "oops; var z;\n")  # one 50 KB line
+    result = CliRunner().invoke(app, ["check", str(model)])
+    assert result.exit_code == 2
+    source_line, caret = result.stderr.splitlines()[1:3]
+    assert len(source_line) < 120 and source_line.startswith("    ...")
+    assert source_line[caret.index("^"):].startswith("oops")

@@ -29,6 +29,26 @@ def intern(text: str) -> int:
     return int(STRING_BASE) + code
 
 
+def intern_all(texts: list[str]) -> np.ndarray:
+    """`intern` of each text, in bulk: the dict and list work runs in C (map, dict.update),
+    not once per text in Python. Texts none of which is interned yet (a set's names, as a rule)
+    take consecutive codes in one update, with no lookups when they are distinct; a repeated
+    one keeps its last code (its first stays in `_strings`, unused)."""
+    found = list(map(_codes.get, texts))
+    if None not in found:
+        return np.array(found, dtype=np.int64) + STRING_BASE
+    start, known = len(_strings), len(_codes)
+    if found.count(None) == len(texts):
+        fresh = texts
+    else:  # some known: only the new ones get codes (a known text's code never changes)
+        fresh = [t for t in dict.fromkeys(texts) if t not in _codes]
+    _strings.extend(fresh)
+    _codes.update(zip(fresh, range(start, start + len(fresh)), strict=True))
+    if fresh is texts and len(_codes) == known + len(texts):  # all new and distinct
+        return np.arange(start, start + len(texts), dtype=np.int64) + STRING_BASE
+    return np.array(list(map(_codes.__getitem__, texts)), dtype=np.int64) + STRING_BASE
+
+
 def key_of(value) -> int:
     """The key of one element; raises ValueError for what can't be an element."""
     if isinstance(value, (bool, np.bool_)):
@@ -37,7 +57,7 @@ def key_of(value) -> int:
         return intern(value)
     if isinstance(value, (int, np.integer)):
         if abs(int(value)) >= int(STRING_BASE):
-            raise ValueError(f"integer element {value} is too large")
+            raise ValueError(f"integer element {shown_int(int(value))} is too large")
         return int(value)
     if isinstance(value, (float, np.floating)) and float(value).is_integer():
         if abs(value) >= float(STRING_BASE):
@@ -52,15 +72,24 @@ def keys_of(values) -> np.ndarray:
         arr = values
     else:
         types = set(map(type, values))
-        if types == {str}:  # names: interned one by one, no detour through a numpy str array
-            return np.fromiter(map(intern, values), dtype=np.int64, count=len(values))
+        if types == {str}:  # names: no detour through a numpy str array
+            return intern_all(values)
         # numpy would read True as 1
         arr = None if {bool, np.bool_} & types else np.asarray(values)
     if arr is not None and arr.dtype.kind in "iu" and arr.ndim == 1:
         if len(arr) and np.abs(arr).max() >= STRING_BASE:
-            raise ValueError(f"integer element {arr[np.abs(arr).argmax()]} is too large")
+            raise ValueError(f"integer element {shown_int(int(arr[np.abs(arr).argmax()]))} is "
+                             "too large")
         return arr.astype(np.int64)
     return np.fromiter((key_of(v) for v in values), dtype=np.int64, count=len(values))
+
+
+def shown_int(value: int) -> str:
+    """An integer for a message: in full up to 24 digits, else its size (str() of one past
+    4300 digits raises)."""
+    if abs(value) < 10**24:
+        return str(value)
+    return f"{'-' if value < 0 else ''}1e{int(abs(value).bit_length() * 0.30103)} (about)"
 
 
 def number_keys(values: np.ndarray) -> np.ndarray:

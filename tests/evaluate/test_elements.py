@@ -124,3 +124,15 @@ def test_a_float_element_beyond_the_range_is_refused():
     with pytest.raises(ValueError, match="too large"):
         key_of(-1e308)
     assert key_of(-3.0) == -3
+
+
+def test_interning_in_bulk_agrees_with_one_by_one():
+    from dfl_dsl.evaluate.elements import intern_all
+
+    fresh = intern_all(["bulk-p", "bulk-q", "bulk-p", "bulk-r"])  # new, with a repeat
+    assert fresh[0] == fresh[2] == intern("bulk-p") and len(set(fresh.tolist())) == 3
+    assert [element_of(k) for k in fresh] == ["bulk-p", "bulk-q", "bulk-p", "bulk-r"]
+    mixed = intern_all(["bulk-q", "bulk-s", "bulk-s"])  # one known, one new twice
+    assert mixed[0] == fresh[1] and mixed[1] == mixed[2] == intern("bulk-s")
+    distinct = intern_all([f"bulk-{k}" for k in range(5)])  # the consecutive codes
+    assert np.diff(distinct).tolist() == [1, 1, 1, 1] and element_of(distinct[4]) == "bulk-4"
