@@ -175,10 +175,16 @@ class HighsModel:
         return result
 
     def _iis(self) -> list[int] | None:
-        """Rows of an irreducible infeasible subset (HiGHS's IIS search from the LP rows)."""
+        """Rows of an irreducible infeasible subset (HiGHS's IIS search from the LP rows). A
+        QP's rows are searched as an LP's: HiGHS 1.16's search never returned on a QP (an
+        infeasible 3-variable QP hung `dfl solve`), and the objective plays no part in it."""
+        h = self.h
+        if self.form.is_qp:
+            h = new_highs()
+            h.passModel(self.h.getLp())
         try:
-            self.h.setOptionValue("iis_strategy", 2)
-            status, iis = self.h.getIis()
+            h.setOptionValue("iis_strategy", 2)
+            status, iis = h.getIis()
         except Exception:  # a highspy without IIS support
             return None
         if status != highspy.HighsStatus.kOk:
