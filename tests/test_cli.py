@@ -289,3 +289,15 @@ def test_an_error_in_a_long_line_shows_a_window_around_its_column(tmp_path):
     source_line, caret = result.stderr.splitlines()[1:3]
     assert len(source_line) < 120 and source_line.startswith("    ...")
     assert source_line[caret.index("^"):].startswith("oops")
+
+
+def test_a_full_disk_during_generate_is_exit_2_with_no_file(tmp_path, monkeypatch):
+    def disk_full(handle, **arrays):
+        handle.write(b"PK partial")
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("dfl_dsl.learn.session.np.savez", disk_full)
+    result = CliRunner().invoke(app, ["generate", "knapsack", "--out", str(tmp_path / "k.npz"),
+                                      "--num-data", "10"])
+    assert result.exit_code == 2 and "No space left on device" in _err(result)
+    assert list(tmp_path.iterdir()) == []

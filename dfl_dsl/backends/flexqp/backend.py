@@ -41,8 +41,9 @@ def policy_named(name, device):
         return name.to(device=device, dtype=torch.float32)
     try:
         return DeepPolicy.load(name).to(device=device, dtype=torch.float32)
-    except (OSError, RuntimeError, KeyError) as exc:
-        raise DflError(f"can't load the FlexQP policy `{name}`: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 - a user's file: whatever it holds, say so
+        raise DflError(f"can't load the FlexQP policy `{name}`: {type(exc).__name__}: "
+                       f"{str(exc)[:200]}") from None
 
 
 def solve_instance(inst, *, time_limit=None, seed=None, device: str = "cpu",

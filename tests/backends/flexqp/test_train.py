@@ -62,3 +62,14 @@ def test_a_full_disk_during_save_is_a_user_error_with_no_truncated_file(tmp_path
                                       "20", "--json"])
     assert result.exit_code == 2, result.output
     assert "No space left on device" in result.output and list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("content", [{"state": {}}, {"hidden": "x", "every": 10, "state": {}},
+                                     [1, 2]])
+def test_a_malformed_policy_file_is_a_user_error(tmp_path, content):
+    path = tmp_path / "bad.pt"
+    torch.save(content, path)
+    spec = spec_dir()
+    inst = dfl.load(spec / "qp.opt").bind(spec / "qp.json")
+    with pytest.raises(DflError, match="can't load the FlexQP policy"):
+        inst.solve("flexqp", policy=str(path))
