@@ -18,14 +18,17 @@ from __future__ import annotations
 import copy
 import json
 import math
+import os
 import random
 import re
 import tempfile
 import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import dfl_dsl as dfl
+from dfl_dsl.evaluate.sizes import ENV
 
 ROOT = Path(__file__).resolve().parents[1]
 SPEC = ROOT / ".." / "shared" / "spec"
@@ -209,14 +212,32 @@ def _parent(data, path: tuple):
 
 # ---------------------------------------------------------------------- the front-end judge
 _DATA_FILE = Path(tempfile.mkdtemp(prefix="dfl-fuzz-")) / "fuzz.json"
+# the size cap while judging: a mutated size just under the default cap (50,000,000 entries)
+# binds for a minute and gigabytes -- legitimately, but no test of correctness needs that
+FUZZ_MAX_ENTRIES = "1000000"
+
+
+@contextmanager
+def _judging():
+    """Warnings ignored (a library's warning is no finding here) and the size cap lowered."""
+    saved = os.environ.get(ENV)
+    os.environ[ENV] = FUZZ_MAX_ENTRIES
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        if saved is None:
+            del os.environ[ENV]
+        else:
+            os.environ[ENV] = saved
 
 
 def front_end(text: str, data: dict | str | None) -> str:
     """load -> check -> bind -> compile; `data` as a mapping written to a JSON file, or as
     JSON text. `ok` or `error`; raises `Crash` otherwise."""
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # counted apart: `warned`
+        with _judging():
             model = dfl.parse(text, "fuzz.opt")
             if data is None:
                 return "ok"
@@ -318,8 +339,7 @@ def cross_check(text: str, data: dict) -> str:
     """Solve with HiGHS and with CVXPY: `agree`, `refused` (a clean DflError from a backend:
     a model outside what it takes), or a `Mismatch` / `Crash`."""
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+        with _judging():
             inst = dfl.parse(text, "fuzz.opt").bind(data)
             highs, cvx = inst.solve("highs"), inst.solve("cvxpy")
     except dfl.DflError as error:

@@ -31,22 +31,24 @@ def intern(text: str) -> int:
 
 def intern_all(texts: list[str]) -> np.ndarray:
     """`intern` of each text, in bulk: the dict and list work runs in C (map, dict.update),
-    not once per text in Python. Texts none of which is interned yet (a set's names, as a rule)
-    take consecutive codes in one update, with no lookups when they are distinct; a repeated
-    one keeps its last code (its first stays in `_strings`, unused)."""
+    not once per text in Python. The texts not interned yet take consecutive codes in one
+    update and need no lookup when they are distinct (a set's names, as a rule); one repeated
+    among them keeps its last code (its first stays in `_strings`, unused)."""
     found = list(map(_codes.get, texts))
     if None not in found:
         return np.array(found, dtype=np.int64) + STRING_BASE
+    new = texts if found.count(None) == len(texts) else [
+        t for t, code in zip(texts, found, strict=True) if code is None]
     start, known = len(_strings), len(_codes)
-    if found.count(None) == len(texts):
-        fresh = texts
-    else:  # some known: only the new ones get codes (a known text's code never changes)
-        fresh = [t for t in dict.fromkeys(texts) if t not in _codes]
-    _strings.extend(fresh)
-    _codes.update(zip(fresh, range(start, start + len(fresh)), strict=True))
-    if fresh is texts and len(_codes) == known + len(texts):  # all new and distinct
+    _strings.extend(new)
+    _codes.update(zip(new, range(start, start + len(new)), strict=True))
+    if len(_codes) != known + len(new):  # a new text repeats: look every one up
+        return np.array(list(map(_codes.__getitem__, texts)), dtype=np.int64) + STRING_BASE
+    if new is texts:
         return np.arange(start, start + len(texts), dtype=np.int64) + STRING_BASE
-    return np.array(list(map(_codes.__getitem__, texts)), dtype=np.int64) + STRING_BASE
+    codes = np.array([-1 if code is None else code for code in found], dtype=np.int64)
+    codes[codes < 0] = np.arange(start, start + len(new))
+    return codes + STRING_BASE
 
 
 def key_of(value) -> int:

@@ -134,5 +134,8 @@ def test_interning_in_bulk_agrees_with_one_by_one():
     assert [element_of(k) for k in fresh] == ["bulk-p", "bulk-q", "bulk-p", "bulk-r"]
     mixed = intern_all(["bulk-q", "bulk-s", "bulk-s"])  # one known, one new twice
     assert mixed[0] == fresh[1] and mixed[1] == mixed[2] == intern("bulk-s")
+    known_and_new = intern_all(["bulk-t", "bulk-q", "bulk-u"])  # new ones filled in
+    assert known_and_new[1] == fresh[1] and known_and_new[2] == known_and_new[0] + 1
+    assert [element_of(k) for k in known_and_new] == ["bulk-t", "bulk-q", "bulk-u"]
     distinct = intern_all([f"bulk-{k}" for k in range(5)])  # the consecutive codes
     assert np.diff(distinct).tolist() == [1, 1, 1, 1] and element_of(distinct[4]) == "bulk-4"
