@@ -16,6 +16,7 @@ from torch import nn
 from ..devices import checked_device, torch_threads
 from ..errors import DflError
 from ..outputs import write_atomic
+from .checkpoint_fields import check_fields, rebuilt
 from .dataset import DFLData
 from .distributed import Shard
 from .losses import LOSSES
@@ -306,7 +307,7 @@ def read_checkpoint(path: str | Path, inst, expected: str) -> dict:
         raise DflError(f"not a readable checkpoint ({type(exc).__name__})",
                        filename=str(path)) from None
     found = state.get("format") if isinstance(state, dict) else None
-    if found not in CHECKPOINT_HOLDS:
+    if not isinstance(found, str) or found not in CHECKPOINT_HOLDS:
         raise DflError("not a dfl-dsl checkpoint", filename=str(path))
     if found != expected:
         raise DflError(
@@ -316,6 +317,7 @@ def read_checkpoint(path: str | Path, inst, expected: str) -> dict:
             hint="give the checkpoint `dfl train --save` wrote for this model",
             filename=str(path),
         )
+    check_fields(state, found, path)
     if state["model_hash"] != inst.model.hash:
         raise DflError(
             f"this checkpoint was trained on another model (`{state.get('model_name')}`, "
@@ -341,14 +343,12 @@ def load_checkpoint(path: str | Path, inst, predictor: nn.Module | None = None) 
     spec = state["predictor"]
     _check_checkpoint_size(path, inst, "predictor predicts", spec["n_outputs"], "values per sample",
                            sum(entity.size for entity in inst.predicted))
-    if predictor is None:
-        if spec["kind"] == "custom":
-            raise DflError("the checkpoint holds a custom predictor: pass the module to load it")
-        predictor = make_predictor(spec["kind"], spec["n_features"], spec["n_outputs"],
-                                   spec["hidden"])
-    predictor.load_state_dict(state["state_dict"])
-    predictor.eval()
-    return predictor
+    if predictor is None and spec["kind"] == "custom":
+        raise DflError("the checkpoint holds a custom predictor: pass the module to load it")
+    make = (lambda: predictor) if predictor is not None else (
+        lambda: make_predictor(spec["kind"], spec["n_features"], spec["n_outputs"],
+                               spec["hidden"]))
+    return rebuilt(make, state["state_dict"], "predictor", path).eval()
 
 
 SCENARIO_LOSSES = ("gen-dfl", "nll", "mse", "spo+")
@@ -442,9 +442,8 @@ class ScenarioTrainer:
         trainer = cls(inst, state["loss"], seed=state["seed"], scenarios=state["scenarios"],
                       generative=spec["kind"], hidden=spec["hidden"], device=device,
                       console=console, progress=False)
-        trainer.model = make_generative(spec["kind"], spec["dim"], spec["n_features"],
-                                        spec["hidden"])
-        trainer.model.load_state_dict(state["state_dict"])
+        trainer.model = rebuilt(make_generative, state["state_dict"], "generative model", path,
+                                spec["kind"], spec["dim"], spec["n_features"], spec["hidden"])
         trainer.model.to(trainer.device)
         trainer.history.epochs = list(state["history"])
         return trainer
