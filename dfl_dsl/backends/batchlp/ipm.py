@@ -24,7 +24,7 @@ import torch
 
 from .problem import BatchLP, cholesky_solve
 
-STEP = 0.99  # fraction of the step to the boundary
+STEP = 0.999  # fraction of the step to the boundary
 REGULARIZE = 1e-12  # dual regularization of the normal equations, relative to their diagonal
 THETA_MAX = 1e8  # cap of a column's Θ (a free column's, which no bound limits)
 FROZEN = 1e-13  # a sample this close stops moving (its complementarity would underflow)
