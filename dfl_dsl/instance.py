@@ -134,3 +134,4 @@ class Instance:
             else:
                 return None
         return np.concatenate(parts) if parts else np.zeros(0)
+

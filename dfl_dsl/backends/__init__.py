@@ -56,7 +56,24 @@ def solve(inst: Instance, backend: str = "auto", *, time_limit: float | None = N
     except DflError as exc:
         raise exc.located(inst.model.filename, None) from None
     check_options(name, options)
-    return load_backend(name).solve_instance(inst, time_limit=time_limit, seed=seed, **options)
+    solve_instance = load_backend(name).solve_instance
+    return _finite_or_error(solve_instance(inst, time_limit=time_limit, seed=seed, **options))
+
+
+def _finite_or_error(sol: Solution) -> Solution:
+    """A solver's answer claimed as a solution must be finite: an `optimal` objective of inf
+    (coefficients beyond the solver's range, an overflow) is status `error`, not a result."""
+    import numpy as np  # (loaded by then: a solver made `sol`)
+
+    if not sol.ok:
+        return sol
+    values = [] if sol.objective is None else [sol.objective]
+    if np.all(np.isfinite(values)) and (sol.x is None or np.all(np.isfinite(sol.x))):
+        return sol
+    sol.message = ("the solver's answer is not finite (numbers beyond its range?)"
+                   + (f"; it said: {sol.message}" if sol.message else ""))
+    sol.status, sol.objective, sol.x, sol.duals = "error", None, None, None
+    return sol
 
 
 def load_backend(name: str) -> ModuleType:

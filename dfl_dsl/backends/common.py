@@ -24,6 +24,7 @@ class RawResult:
     gap: float | None = None
     message: str = ""
     iis_rows: list[int] | None = None
+    col_duals: np.ndarray | None = None  # reduced costs, where the solver gives them
 
 
 def optimal_without_columns(form: LinearForm, x: np.ndarray, objective: float,
@@ -49,6 +50,8 @@ def to_solution(inst: Instance, form: LinearForm, raw: RawResult, backend: str,
         duals = form.model_duals(blocks)
     solution = Solution(raw.status, objective, x, backend, elapsed, inst, raw.gap, duals,
                         raw.message)
+    if raw.col_duals is not None:
+        solution.reduced_costs = form.sign * raw.col_duals[: form.n_model] + 0.0
     if raw.iis_rows:
         rows = raw.iis_rows
         if form.kept_rows is not None:

@@ -19,6 +19,7 @@ from ..compile.bridges import build_linear, linear_form
 from ..compile.linear import LinearForm
 from ..instance import Instance
 from .common import RawResult, optimal_without_columns, to_solution
+from .magnitudes import check_representable, highs_limits
 
 _quiet = False
 
@@ -151,16 +152,17 @@ class HighsModel:
         if model_status == highspy.HighsModelStatus.kModelEmpty and self._empty_infeasible:
             status = "infeasible"
         info = h.getInfo()
-        x = obj = duals = gap = None
+        x = obj = duals = reduced = gap = None
         has_solution = info.primal_solution_status == 2  # kSolutionStatusFeasible
         if status == "time_limit":
-            status = "feasible" if has_solution else "error"
+            status = "feasible" if has_solution else "time_limit"  # (no point: claims none)
         if has_solution and status in ("optimal", "feasible"):
             sol = h.getSolution()
             x = np.asarray(sol.col_value, dtype=float)
             obj = float(info.objective_function_value)
             if want_duals and not self.form.is_mip and sol.dual_valid:
                 duals = np.asarray(sol.row_dual, dtype=float)
+                reduced = np.asarray(sol.col_dual, dtype=float)
             if self.form.is_mip:
                 gap = float(info.mip_gap)
         message = h.modelStatusToString(model_status)
@@ -169,16 +171,22 @@ class HighsModel:
             # objective's constant (as the pyomo backend reports it)
             return optimal_without_columns(self.form, np.zeros(0), float(h.getLp().offset_),
                                            message)
-        result = RawResult(status, x, obj, duals, gap, message)
+        result = RawResult(status, x, obj, duals, gap, message, col_duals=reduced)
         if status == "infeasible" and not self.form.is_mip:
             result.iis_rows = self._iis()
         return result
 
     def _iis(self) -> list[int] | None:
-        """Rows of an irreducible infeasible subset (HiGHS's IIS search from the LP rows)."""
+        """Rows of an irreducible infeasible subset (HiGHS's IIS search from the LP rows). A
+        QP's rows are searched as an LP's: HiGHS 1.16's search never returned on a QP (an
+        infeasible 3-variable QP hung `dfl solve`), and the objective plays no part in it."""
+        h = self.h
+        if self.form.is_qp:
+            h = new_highs()
+            h.passModel(self.h.getLp())
         try:
-            self.h.setOptionValue("iis_strategy", 2)
-            status, iis = self.h.getIis()
+            h.setOptionValue("iis_strategy", 2)
+            status, iis = h.getIis()
         except Exception:  # a highspy without IIS support
             return None
         if status != highspy.HighsStatus.kOk:
@@ -200,6 +208,7 @@ def solve_instance(inst: Instance, *, time_limit=None, seed=None):
     form = linear_form(inst)
     theta = inst.theta_for_solve()
     model = HighsModel(form, theta=theta, time_limit=time_limit, seed=seed)
+    check_representable(inst, form, theta, highs_limits(model.h))
     raw = model.solve()
     if raw.status == "infeasible" and not form.is_mip and form.kept_rows is not None:
         # rows turned into bounds hide from an IIS: look for one on the unreduced form

@@ -10,9 +10,10 @@ import scipy.sparse as sp
 
 from .. import ast
 from ..errors import DflError
-from .elements import STRING_BASE, SetValue
+from .elements import ELEMENT_RANGE, STRING_BASE, SetValue, number_keys, whole_keys
 from .frame import Frame, RowRanges
 from .nonlinear import NL
+from .sizes import check_count
 from .values import EvalError, Val, aligned_array, expand, flat_data, out_shape
 
 _COMPARE = {
@@ -67,8 +68,8 @@ class ConditionRules:
             keys = np.broadcast_to(keys, (frame.n,))
             inside = (keys >= the_set.lo) & (keys <= the_set.hi)
             return Val(inside, True, (), "bool")
-        if keys.dtype.kind == "f":
-            keys = keys.astype(np.int64)
+        if element.kind != "elem":  # 2.5 is in no set (a cast would truncate it to 2)
+            keys = number_keys(keys)
         inside = the_set.position(np.atleast_1d(keys).ravel()) >= 0
         return Val(inside.reshape(keys.shape), element.framed, element.shape, "bool")
 
@@ -137,18 +138,21 @@ class ConditionRules:
     def _v_Range(self, node: ast.Range, frame: Frame) -> Val:
         lo = self.number(node.lo, frame)
         hi = self.number(node.hi, frame)
+        bounds = []
         for side, v in ((node.lo, lo), (node.hi, hi)):
-            arr = np.asarray(v.payload)
             if v.symbolic or v.shape != ():
                 raise DflError("a range's bounds must be integers from data", side.pos)
-            if arr.dtype.kind == "f" and not np.all(arr == np.round(arr)):
-                raise DflError("a range's bounds must be integers", side.pos)
+            keys = whole_keys(np.asarray(v.payload))
+            if keys is None:
+                raise DflError(f"a range's bounds must be {ELEMENT_RANGE}", side.pos)
+            bounds.append(keys)
         if not lo.framed and not hi.framed:
-            a, b = int(np.asarray(lo.payload)), int(np.asarray(hi.payload))
+            a, b = int(bounds[0]), int(bounds[1])
+            check_count(max(b - a + 1, 0), f"the range {a}..{b}")
             return Val(SetValue(np.arange(a, b + 1, dtype=np.int64)), kind="set")
         n = frame.n
-        lo_arr = np.broadcast_to(np.asarray(lo.payload).astype(np.int64), (n,))
-        hi_arr = np.broadcast_to(np.asarray(hi.payload).astype(np.int64), (n,))
+        lo_arr = np.broadcast_to(bounds[0], (n,))
+        hi_arr = np.broadcast_to(bounds[1], (n,))
         return Val(RowRanges(lo_arr, hi_arr), True, (), "set")
 
     def _v_SetLiteral(self, node: ast.SetLiteral, frame: Frame) -> Val:
@@ -158,10 +162,11 @@ class ConditionRules:
             if v.framed or v.symbolic or v.shape != ():
                 raise DflError("a set literal lists fixed elements", element.pos)
             key = np.asarray(v.payload)
-            if key.dtype.kind == "f":
-                if not float(key).is_integer():
-                    raise DflError("a set element must be an integer or a string", element.pos)
-                key = key.astype(np.int64)
+            if v.kind != "elem":
+                key = whole_keys(key)
+                if key is None:
+                    raise DflError(f"a set element must be a string or one of the "
+                                   f"{ELEMENT_RANGE}", element.pos)
             keys.append(int(key))
         the_set = SetValue(np.asarray(keys, dtype=np.int64).reshape(-1, 1))
         if len(the_set.duplicates()):
@@ -205,6 +210,7 @@ def _logical(fn, a: Val, b: Val, frame: Frame) -> Val:
 def cross(a: SetValue | RowRanges, b: SetValue | RowRanges) -> SetValue:
     if isinstance(a, RowRanges) or isinstance(b, RowRanges):
         raise EvalError("a cross product of ranges that depend on dummies is not supported")
+    check_count(a.n * b.n, "this product")
     left = np.repeat(a.keys, b.n, axis=0)
     right = np.tile(b.keys, (a.n, 1))
     return SetValue(np.concatenate([left, right], axis=1))

@@ -19,8 +19,10 @@ from .conditions import ConditionRules, cross
 from .elements import SetValue, intern, is_string_key
 from .entities import Domain, Entity
 from .frame import Frame, RowRanges, join
+from .macros import uncached_uses
 from .nonlinear import NL, AtomNode
 from .poly import Poly
+from .sizes import check_count
 from .subscripts import SubscriptRules
 from .values import (
     EvalError,
@@ -28,6 +30,7 @@ from .values import (
     add,
     aligned_array,
     divide,
+    entrywise_sum,
     expand,
     matmul,
     multiply,
@@ -36,6 +39,9 @@ from .values import (
     segment_sum,
     transpose,
 )
+
+# the largest |p| of `e ^ p` on variables that CVXPY's `power` takes (2048 fails there)
+MAX_POWER = 2048
 
 
 @dataclass
@@ -97,7 +103,10 @@ class Evaluator(SubscriptRules, ConditionRules):
         return v.payload
 
     def index(self, index: ast.SetIndex, frame: Frame) -> Frame:
-        return join(frame, index.items, index.filter, self.set_of, self.mask)
+        try:
+            return join(frame, index.items, index.filter, self.set_of, self.mask)
+        except EvalError as exc:  # (a product or ranges over the cap)
+            raise DflError(str(exc), index.pos, hint=exc.hint) from None
 
     def domain(self, index: ast.Index | None) -> Domain:
         """The entries of a declaration's index."""
@@ -116,6 +125,11 @@ class Evaluator(SubscriptRules, ConditionRules):
                 size = self.int_scalar(dim, root, "a shape's size")
                 if size < 0:
                     raise DflError(f"a shape's size must be >= 0, got {size}", dim.pos)
+                try:
+                    check_count(size, "this axis")
+                    check_count(math.prod(s.n for s in sets) * size, "this shape")
+                except EvalError as exc:
+                    raise DflError(str(exc), dim.pos, hint=exc.hint) from None
                 sets.append(SetValue(np.arange(size, dtype=np.int64)))
             items = tuple(
                 ast.IndexItem((f"#axis{k}",), ast.Name(f"#axis{k}"), pos=d.pos)
@@ -179,9 +193,11 @@ class Evaluator(SubscriptRules, ConditionRules):
     def _macro(self, entity: Entity) -> Val:
         cached = self._macros.get(entity.name)
         if cached is None:
-            decl = entity.decl
-            assert isinstance(decl, ast.ExprDecl)
-            cached = self.value(decl.body, entity.domain.frame)
+            # the exprs this one uses first, earliest first: each then finds its own in the
+            # cache, so a chain of 160 `expr`s costs no deeper recursion than one
+            for used in uncached_uses(entity, self.ctx.entities, self._macros):
+                self._macros[used.name] = self.value(used.decl.body, used.domain.frame)
+            cached = self.value(entity.decl.body, entity.domain.frame)
             self._macros[entity.name] = cached
         return cached
 
@@ -241,6 +257,11 @@ class Evaluator(SubscriptRules, ConditionRules):
                 raise EvalError("`^` overflows: the result is too large for a float")
             return Val(out, framed, shape)
         p = float(np.asarray(exponent.payload).ravel()[0])
+        if not abs(p) < MAX_POWER:
+            raise DflError(f"an exponent on variables must be below {MAX_POWER} in size, got "
+                           f"{p:g}", node.exponent.pos,
+                           hint="CVXPY writes x^p as a rational power (denominator up to "
+                                "1024), and fails beyond this")
         if p == 1:
             return base
         if p == 0:  # a constant (the checker calls it one): no atom for a backend to refuse
@@ -263,6 +284,8 @@ class Evaluator(SubscriptRules, ConditionRules):
         g = body.size
         row_starts = starts * g
         if node.op == "sum":
+            if body.symbolic and g != 1:  # entry c of group p sums entry c of its rows
+                return Val(entrywise_sum(body.payload, starts, g), True, body.shape)
             if body.symbolic:
                 return Val(body.payload.segment_sum(row_starts), True, body.shape)
             flat = np.asarray(body.payload).reshape(child.n, g)

@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import ast
 from ..errors import DflError
-from .elements import format_key
+from .elements import ELEMENT_RANGE, format_key, whole_keys
 from .entities import Entity
 from .frame import Column, Frame
 from .poly import Poly
@@ -40,10 +40,11 @@ class SubscriptRules:
             if v.symbolic or v.kind in ("set", "bool") or v.shape != ():
                 raise DflError("a subscript must be one element", arg.pos)
             keys = np.asarray(v.payload)
-            if keys.dtype.kind == "f":
-                if not np.all(np.isfinite(keys)) or not np.all(keys == np.round(keys)):
-                    raise DflError("a subscript must be an integer or an element", arg.pos)
-                keys = keys.astype(np.int64)
+            if v.kind != "elem":
+                keys = whole_keys(keys)
+                if keys is None:
+                    raise DflError("a subscript must be an element: one of the "
+                                   f"{ELEMENT_RANGE}, or a string", arg.pos)
             cols.append(Column(np.atleast_1d(keys).astype(np.int64)))
             framed = framed or v.framed
         n = frame.n if framed else 1
@@ -136,10 +137,11 @@ class SubscriptRules:
         k = np.asarray(v.payload)
         if k.dtype.kind == "f" and not np.all(k == np.round(k)):
             raise DflError("a subscript must be an integer", arg.pos)
+        outside = (k < 0) | (k >= size)  # compared before the cast, which would wrap
+        if np.any(outside):
+            raise DflError(f"index {np.ravel(k)[np.argmax(np.ravel(outside))]:g} is outside "
+                           f"0..{size - 1}", arg.pos)
         k = k.astype(np.int64)
-        if np.any((k < 0) | (k >= size)):
-            bad = int(np.ravel(k)[np.nonzero(np.ravel((k < 0) | (k >= size)))[0][0]])
-            raise DflError(f"index {bad} is outside 0..{size - 1}", arg.pos)
         return ("int", k, v.framed)
 
     def int_scalar(self, node: ast.Expr, frame: Frame, what: str) -> int:
@@ -147,7 +149,7 @@ class SubscriptRules:
         if v.symbolic or v.framed or v.shape != ():
             raise DflError(f"{what} must be one integer from data", node.pos)
         value = float(np.asarray(v.payload))
-        if not value.is_integer():
+        if not value.is_integer():  # (inf and nan too)
             raise DflError(f"{what} must be an integer, got {value:g}", node.pos)
         return int(value)
 

@@ -136,11 +136,10 @@ def solve(qp: QPBatch, policy=None, settings: Settings | None = None,
             run.lin = None
     if not bool(out.done.all()):  # iteration or time limit: the points reached so far
         out.store(run, slice(None))
-    status = ["unbounded" if u else "relaxed" if r else "optimal" if d else "feasible"
-              for d, r, u in zip(out.done.tolist(), out.relaxed.tolist(),
-                                 out.unbounded.tolist(), strict=True)]
+        out.iterations[run.index] = it
     x, z, y = out.state.x, out.state.z, out.state.y
     res = Residuals.of(full, out.state)
+    status = _statuses(out, full, res, s)
     return Result(x=x, z=z / D, y=y * D, status=status, iterations=out.iterations,
                   violation=qp.violation(x), r_prim=res.r_prim, r_dual=res.r_dual,
                   mu=out.mu * D, extra={"total_iterations": it, "polished": out.polished,
@@ -166,6 +165,17 @@ def _start(qp: QPBatch, full: QPBatch, D: torch.Tensor, policy, s: Settings,
         out.factors = (Factors(work, qp.batch, qp.n, qp.m, qp.q) if schur is None
                        else SchurFactors(qp.batch, qp.m, qp.q))
     return run, out, schur
+
+
+def _statuses(out: Outcome, full: QPBatch, res: Residuals, s: Settings) -> list[str]:
+    """Each problem's status word. One a limit stopped is `feasible` only if its point meets
+    every row within the primal tolerance; else `time_limit`, which claims nothing of it."""
+    e_p, _ = res.tolerances(s.eps_abs, s.eps_rel)
+    meets = (full.violation(out.state.x, res.Ax) <= e_p.unsqueeze(-1)).all(-1).tolist()
+    return ["unbounded" if u else "relaxed" if r else "optimal" if d
+            else "feasible" if ok else "time_limit"
+            for d, r, u, ok in zip(out.done.tolist(), out.relaxed.tolist(),
+                                   out.unbounded.tolist(), meets, strict=True)]
 
 
 def _no_columns(qp: QPBatch, s: Settings) -> Result:

@@ -84,7 +84,8 @@ class Result:
     x: torch.Tensor
     z: torch.Tensor
     y: torch.Tensor  # duals of the original (unscaled) rows: Px + q + Aᵀy = 0
-    # per problem: optimal | relaxed | unbounded | feasible (iteration/time limit)
+    # per problem: optimal | relaxed | unbounded; at an iteration or time limit, feasible
+    # (the point meets the rows within tolerance) or time_limit (it may not)
     status: list[str]
     iterations: torch.Tensor  # (B,) iterations each problem needed
     violation: torch.Tensor  # (B, m) dist(Ax, [l, u]) in the original units
