@@ -164,12 +164,7 @@ NO_SOLUTION = ("infeasible", "unbounded", "infeasible_or_unbounded", "error", "t
 def solve(
     model: ModelArg,
     data: DataOpt = None,
-    backend: Annotated[
-        str,
-        typer.Option(
-            "--backend", "-b", help=backend_help(),
-        ),
-    ] = "auto",
+    backend: Annotated[str, typer.Option("--backend", "-b", help=backend_help())] = "auto",
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
     output: Annotated[
         Path | None,
@@ -186,17 +181,9 @@ def solve(
         float | None, typer.Option("--time-limit", help="Seconds; status `feasible` if hit.")
     ] = None,
     seed: Annotated[int | None, typer.Option("--seed", help="Random seed.")] = None,
-    write: Annotated[
-        Path | None,
-        typer.Option("--write", help=option_help("write")),
-    ] = None,
-    device: Annotated[
-        str, typer.Option(help=option_help("device"))
-    ] = "cpu",
-    variant: Annotated[
-        str | None,
-        typer.Option(help=option_help("variant")),
-    ] = None,
+    write: Annotated[Path | None, typer.Option("--write", help=option_help("write"))] = None,
+    device: Annotated[str, typer.Option(help=option_help("device"))] = "cpu",
+    variant: Annotated[str | None, typer.Option(help=option_help("variant"))] = None,
 ) -> None:
     """Solve MODEL with DATA and print the solution (exit 1 if it has none)."""
     from .model import load
@@ -269,6 +256,48 @@ def _no_solution_message(sol) -> str:
     return text
 
 
+# `dfl train`'s options on the oracle's workers and for `uncertain` params (named here, the
+# command's signature stays readable)
+ProcessesOpt = Annotated[
+    int, typer.Option(help="Solver workers for the oracle (processes or Ray actors).")
+]
+ExecutorOpt = Annotated[str, typer.Option(help="processes | ray: where the oracle's workers run.")]
+RayAddressOpt = Annotated[
+    str | None, typer.Option("--ray-address", help="ray: the cluster (default: local).")
+]
+OracleOpt = Annotated[
+    str, typer.Option(help="auto | highs | enumerate | batched: how the oracle solves. "
+                      "enumerate lists a small pure-integer feasible set once; batched "
+                      "solves each batch at once in torch (certified, on --device); auto "
+                      "enumerates when it fits, goes batched on a GPU, else HiGHS.")
+]
+ScenariosOpt = Annotated[
+    int | None, typer.Option(help="`uncertain` params, gen-dfl | nll: scenarios per sample "
+                             "that each decision is taken against (S). Default: 16.",
+                             show_default=False)
+]
+BetaOpt = Annotated[
+    float | None, typer.Option(help="`uncertain` params, gen-dfl: weight β of the Gen-DFL "
+                               "term in β · Gen-DFL + NLL. Default: 10.", show_default=False)
+]
+GenerativeOpt = Annotated[
+    str | None, typer.Option(help="`uncertain` params, gen-dfl | nll: flow (conditional "
+                             "RealNVP) | vae (conditional VAE). Default: flow.",
+                             show_default=False)
+]
+HiddenOpt = Annotated[
+    int | None, typer.Option(help="Hidden width: of the generative model's networks "
+                             "(`uncertain` params, gen-dfl | nll; Default: 128.) or of "
+                             "--predictor mlp (Default: 64.).", show_default=False)
+]
+ThreadsOpt = Annotated[
+    int | None, typer.Option(help="CPU threads for torch while training. Default: one "
+                             "when a step's tensors are small (most predictors: more "
+                             "threads only wait for each other), else torch's own.",
+                             show_default=False)
+]
+
+
 @app.command()
 @guarded
 def train(
@@ -294,50 +323,19 @@ def train(
     ] = False,
     device: Annotated[str, typer.Option(help="cpu | cuda")] = "cpu",
     seed: Annotated[int, typer.Option(help="Random seed.")] = 135,
-    processes: Annotated[
-        int, typer.Option(help="Solver workers for the oracle (processes or Ray actors).")
-    ] = 1,
-    executor: Annotated[
-        str, typer.Option(help="processes | ray: where the oracle's workers run.")
-    ] = "processes",
-    ray_address: Annotated[
-        str | None, typer.Option("--ray-address", help="ray: the cluster (default: local).")
-    ] = None,
-    oracle: Annotated[
-        str, typer.Option(help="auto | highs | enumerate | batched: how the oracle solves. "
-                          "enumerate lists a small pure-integer feasible set once; batched "
-                          "solves each batch at once in torch (certified, on --device); auto "
-                          "enumerates when it fits, goes batched on a GPU, else HiGHS.")
-    ] = "auto",
+    processes: ProcessesOpt = 1,
+    executor: ExecutorOpt = "processes",
+    ray_address: RayAddressOpt = None,
+    oracle: OracleOpt = "auto",
     distributed: Annotated[
         bool, typer.Option("--distributed",
                            help="Data-parallel training across the ranks torchrun starts.")
     ] = False,
-    scenarios: Annotated[
-        int | None, typer.Option(help="`uncertain` params, gen-dfl | nll: scenarios per sample "
-                                 "that each decision is taken against (S). Default: 16.",
-                                 show_default=False)
-    ] = None,
-    beta: Annotated[
-        float | None, typer.Option(help="`uncertain` params, gen-dfl: weight β of the Gen-DFL "
-                                   "term in β · Gen-DFL + NLL. Default: 10.", show_default=False)
-    ] = None,
-    generative: Annotated[
-        str | None, typer.Option(help="`uncertain` params, gen-dfl | nll: flow (conditional "
-                                 "RealNVP) | vae (conditional VAE). Default: flow.",
-                                 show_default=False)
-    ] = None,
-    hidden: Annotated[
-        int | None, typer.Option(help="Hidden width: of the generative model's networks "
-                                 "(`uncertain` params, gen-dfl | nll; Default: 128.) or of "
-                                 "--predictor mlp (Default: 64.).", show_default=False)
-    ] = None,
-    threads: Annotated[
-        int | None, typer.Option(help="CPU threads for torch while training. Default: one "
-                                 "when a step's tensors are small (most predictors: more "
-                                 "threads only wait for each other), else torch's own.",
-                                 show_default=False)
-    ] = None,
+    scenarios: ScenariosOpt = None,
+    beta: BetaOpt = None,
+    generative: GenerativeOpt = None,
+    hidden: HiddenOpt = None,
+    threads: ThreadsOpt = None,
     save: Annotated[Path | None, typer.Option(
         help="Write the trained predictor (or generative model) here, for `dfl eval`.")] = None,
     plot: Annotated[Path | None, typer.Option(help="Save the training curve as PNG.")] = None,

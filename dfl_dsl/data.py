@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import zipfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from .ast import Pos
+from .data_formats import key_pos, load_npz, parse_json, parse_yaml
 from .errors import DataError
 from .evaluate.elements import SetValue, element_of, key_of, keys_of, shown_int
 from .evaluate.entities import Domain
@@ -48,14 +48,7 @@ class DataSource:
         if match is None:
             return None
         start = match.start() + (len(match.group(0)) - len(match.group(0).lstrip()))
-        return _key_pos(self.text, start, key)
-
-
-def _key_pos(text: str, start: int, key: str) -> Pos:
-    """The span of a key written at offset `start` of `text` (quoted: key plus two)."""
-    line = text.count("\n", 0, start) + 1
-    column = start - (text.rfind("\n", 0, start) + 1) + 1
-    return Pos(line, column, line, column + len(key) + 2)
+        return key_pos(self.text, start, key)
 
 
 NO_DATA = "<no data>"  # the name of the empty source a model is bound to without data
@@ -76,7 +69,7 @@ def load_data(source: str | Path | Mapping[str, Any] | None, name: str | None = 
         )
     try:
         if suffix == ".npz":
-            return DataSource(_load_npz(path), filename)
+            return DataSource(load_npz(path), filename)
         text = path.read_text().removeprefix("\ufeff")  # a byte-order mark (Windows editors)
     except FileNotFoundError:
         raise DataError("data file not found", filename=filename) from None
@@ -84,100 +77,13 @@ def load_data(source: str | Path | Mapping[str, Any] | None, name: str | None = 
         raise DataError(f"can't read data file: {exc.strerror}", filename=filename) from None
     except UnicodeDecodeError:
         raise DataError("the data file is not UTF-8 text", filename=filename) from None
-    values = _parse_json(text, filename) if suffix == ".json" else _parse_yaml(text, filename)
+    values = parse_json(text, filename) if suffix == ".json" else parse_yaml(text, filename)
     if not isinstance(values, Mapping):
         raise DataError(
             "the data must be a mapping from names to values", Pos(1, 1, 1, 2),
             filename=filename, source=text,
         )
     return DataSource(values, filename, text)
-
-
-class _DuplicateKey(Exception):
-    pass
-
-
-def _unique_pairs(pairs: list) -> dict:
-    out = dict(pairs)
-    if len(out) < len(pairs):  # json.loads would keep the last value without a word
-        seen: set = set()
-        for key, _ in pairs:
-            if key in seen:
-                raise _DuplicateKey(key)
-            seen.add(key)
-    return out
-
-
-def _parse_json(text: str, filename: str):
-    try:
-        return json.loads(text, object_pairs_hook=_unique_pairs)
-    except json.JSONDecodeError as exc:
-        pos = Pos(exc.lineno, exc.colno, exc.lineno, exc.colno + 1)
-        message = f"invalid JSON: {exc.msg}"
-        if exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string"):
-            message = f"invalid JSON: the file ends early ({exc.msg})"
-        raise DataError(message, pos, filename=filename, source=text) from None
-    except _DuplicateKey as exc:
-        key = str(exc.args[0])
-        hits = list(re.finditer(rf'"{re.escape(key)}"\s*:', text))
-        pos = None
-        if len(hits) >= 2:  # (the second one written is the likely repeat)
-            pos = _key_pos(text, hits[1].start(), key)
-        raise DataError(f"key {json.dumps(key)} appears twice in one object", pos,
-                        filename=filename, source=text,
-                        hint="JSON would silently keep only the last value") from None
-
-
-def _parse_yaml(text: str, filename: str):
-    import yaml
-
-    try:
-        return yaml.load(text, Loader=_unique_yaml_loader())  # noqa: S506 (a SafeLoader)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        pos = Pos(mark.line + 1, mark.column + 1, mark.line + 1, mark.column + 2) if mark else None
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise DataError(f"invalid YAML: {problem}", pos, filename=filename, source=text) from None
-
-
-def _unique_yaml_loader():
-    """yaml's SafeLoader, refusing a key given twice in one mapping (it keeps the last)."""
-    import yaml
-
-    class Loader(yaml.SafeLoader):
-        def construct_mapping(self, node, deep=False):
-            seen = set()
-            for key_node, _ in node.value:
-                key = self.construct_object(key_node, deep=deep)
-                if not isinstance(key, (str, int, float, bool)):
-                    continue  # (an unhashable key: the base class reports it)
-                if key in seen:
-                    raise yaml.constructor.ConstructorError(
-                        None, None, f"key {key!r} appears twice in one mapping",
-                        key_node.start_mark)
-                seen.add(key)
-            return super().construct_mapping(node, deep=deep)
-
-    return Loader
-
-
-def _load_npz(path: Path) -> dict[str, np.ndarray]:
-    with path.open("rb") as fh:  # (a missing file raises FileNotFoundError: load_data names it)
-        if not zipfile.is_zipfile(fh):  # np.load would take it as .npy or pickle by its bytes
-            raise DataError("not a valid npz file (not a zip archive of arrays; "
-                            "np.savez writes one)", filename=str(path))
-    key = None
-    try:
-        with np.load(path, allow_pickle=False) as archive:
-            out = {}
-            for key in archive.files:
-                out[key] = archive[key]
-            return out
-    except ValueError as exc:
-        what = f"array `{key}`: " if key is not None else ""
-        raise DataError(f"can't read the npz file: {what}{exc}", filename=str(path)) from None
-    except (OSError, EOFError, zipfile.BadZipFile) as exc:
-        raise DataError(f"not a valid npz file ({exc})", filename=str(path)) from None
 
 
 # ---------------------------------------------------------------------- sets
@@ -247,25 +153,12 @@ def to_entries(
         )
     if domain.dense:
         sizes = [c.n for c in domain.components]
+        whole = None if elem else _whole_array(source, name, raw, sizes)
+        if whole is not None:
+            return whole, np.zeros(n, dtype=bool)
         widths = [len(ns) for ns in domain.names]
         flat_pos: list[int] = []
         flat_val: list = []
-        if isinstance(raw, np.ndarray) and not elem:
-            if raw.shape != tuple(sizes):
-                raise source.error(
-                    f"param `{name}` should have shape {sizes}, got {list(raw.shape)}", name
-                )
-            arr = raw.astype(float).ravel()
-            if not np.isnan(arr).any():
-                return arr, np.zeros(n, dtype=bool)
-        elif isinstance(raw, list) and not elem and _plain_numbers(raw, len(sizes)):
-            # fast path: a full nested list of numbers
-            try:
-                arr = np.asarray(raw, dtype=float)
-            except (ValueError, TypeError, OverflowError):
-                arr = None
-            if arr is not None and arr.shape == tuple(sizes) and not np.isnan(arr).any():
-                return arr.ravel(), np.zeros(n, dtype=bool)
         _walk(source, name, raw, domain.components, widths, sizes, 0, 0, flat_pos, flat_val,
               elem, [])
         pos = np.asarray(flat_pos, dtype=np.int64)
@@ -282,14 +175,7 @@ def to_entries(
         else:
             _walk_sparse(source, name, raw, table, domain.arity, flat_pos, flat_val, elem, [])
         pos = np.asarray(flat_pos, dtype=np.int64)
-    vals = None
-    if not elem and _plain_numbers(flat_val, 1):
-        try:
-            vals = np.asarray(flat_val, dtype=float)
-        except OverflowError:  # an int past float's range: named below
-            vals = None
-        if vals is not None and np.isnan(vals).any():
-            vals = None
+    vals = None if elem else _plain_array(flat_val)
     if vals is None:
         vals = _entry_values(source, name, flat_val, elem, lambda k: domain.label(int(pos[k])))
     if len(pos):
@@ -297,6 +183,39 @@ def to_entries(
         missing[pos] = False
     return values, missing
 
+
+
+def _whole_array(source: DataSource, name: str, raw: Any, sizes: list[int]) -> np.ndarray | None:
+    """The fast path: numbers given as an array or full nested lists in the param's shape,
+    flat (None: read entry by entry, which names a wrong one)."""
+    if isinstance(raw, np.ndarray):
+        if raw.shape != tuple(sizes):
+            raise source.error(
+                f"param `{name}` should have shape {sizes}, got {list(raw.shape)}", name
+            )
+        arr = raw.astype(float).ravel()
+    elif isinstance(raw, list) and _plain_numbers(raw, len(sizes)):
+        try:
+            arr = np.asarray(raw, dtype=float)
+        except (ValueError, TypeError, OverflowError):
+            return None
+        if arr.shape != tuple(sizes):
+            return None
+        arr = arr.ravel()
+    else:
+        return None
+    return None if np.isnan(arr).any() else arr
+
+
+def _plain_array(values: list) -> np.ndarray | None:
+    """Entries given one by one, as floats when all are plain numbers (None: read each)."""
+    if not _plain_numbers(values, 1):
+        return None
+    try:
+        vals = np.asarray(values, dtype=float)
+    except OverflowError:  # an int past float's range: named entry by entry
+        return None
+    return None if np.isnan(vals).any() else vals
 
 _NUMBER_TYPES = (int, float, np.integer, np.floating)
 _FLOAT_INTS = 1 << 1024  # ints at least this large overflow float()
