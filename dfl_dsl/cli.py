@@ -18,7 +18,26 @@ import typer
 
 from .errors import DataWarning, DflError, InfeasibleError
 
-app = typer.Typer(
+
+class _App(typer.Typer):
+    """`dfl`: click, typer and rich report a reader that went away (`dfl --help | head`, or
+    output flushed after a command) by exit status 1, each in its own way; here that is
+    success, as for `cat | head`. Each first points stdout elsewhere: that tells it apart from
+    an exit 1 for "no solution"."""
+
+    def __call__(self, *args, **kwargs):
+        before, was_devnull = sys.stdout, _stdout_is_devnull()
+        try:
+            return super().__call__(*args, **kwargs)
+        except SystemExit as exc:
+            gone = sys.stdout is not before or (_stdout_is_devnull() and not was_devnull)
+            if exc.code == 1 and gone:
+                _quiet_stdout()
+                raise SystemExit(0) from None
+            raise
+
+
+app = _App(
     name="dfl",
     help="Write an optimization problem once in a .opt file; check it, solve it, and train "
     "predictors through it for decision quality.",
@@ -56,17 +75,29 @@ DataOpt = Annotated[
 ]
 
 
-def _show_warning(fallback):
-    """Print a `DataWarning` as it is written (FILE:LINE:COL: warning: ...) on stderr; others
-    as Python would."""
+def _show_warning(message, category, *args, **kwargs) -> None:
+    """Print a `DataWarning` as it is written (FILE:LINE:COL: warning: ...) on stderr; any
+    other (numpy's, torch's) as one line, without the file, line and source text inside the
+    library that Python's own display adds."""
+    text = str(message) if issubclass(category, DataWarning) else (
+        f"dfl: warning: {category.__name__}: {str(message).strip()}")
+    err().print(text, markup=False, highlight=False, soft_wrap=True)
 
-    def show(message, category, *args, **kwargs):
-        if issubclass(category, DataWarning):
-            err().print(str(message), markup=False, highlight=False, soft_wrap=True)
-        else:
-            fallback(message, category, *args, **kwargs)
 
-    return show
+def _stdout_is_devnull() -> bool:
+    try:
+        here, null = os.fstat(sys.__stdout__.fileno()), os.stat(os.devnull)
+    except (OSError, ValueError, AttributeError):
+        return False
+    return (here.st_dev, here.st_ino) == (null.st_dev, null.st_ino)
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null: what is still buffered for a reader that has gone is
+    dropped at exit instead of failing there (Python's documented remedy for EPIPE)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.__stdout__.fileno())
+    os.close(devnull)
 
 
 def guarded(fn):
@@ -77,7 +108,7 @@ def guarded(fn):
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("always", DataWarning)
-                warnings.showwarning = _show_warning(warnings.showwarning)
+                warnings.showwarning = _show_warning
                 return fn(*args, **kwargs)
         except DflError as exc:
             err().print(exc.format(), markup=False, highlight=False, soft_wrap=True)
@@ -85,6 +116,14 @@ def guarded(fn):
         except InfeasibleError as exc:
             err().print(str(exc), markup=False, highlight=False, soft_wrap=True)
             raise typer.Exit(1) from None
+        except BrokenPipeError:  # `dfl ... | head`: the reader has all it wanted
+            _quiet_stdout()
+            raise typer.Exit(0) from None
+        except MemoryError:  # a size beyond the caps (DFL_MAX_ENTRIES=0, or not covered)
+            err().print("error: out of memory", markup=False, highlight=False)
+            err().print("hint: check the sizes the data and options give", markup=False,
+                        highlight=False)
+            raise typer.Exit(2) from None
         except (typer.Exit, typer.Abort, KeyboardInterrupt):
             raise
         except Exception as exc:  # an internal bug: say so plainly, keep the trace on demand
@@ -116,7 +155,7 @@ def check(model: ModelArg, data: DataOpt = None) -> None:
     report(m, inst, out())
 
 
-NO_SOLUTION = ("infeasible", "unbounded", "infeasible_or_unbounded", "error")
+NO_SOLUTION = ("infeasible", "unbounded", "infeasible_or_unbounded", "error", "time_limit")
 
 
 @app.command()
@@ -213,7 +252,7 @@ def _working(what: str):
 
 
 def _no_solution_message(sol) -> str:
-    if sol.status == "error":  # e.g. a time limit hit before any feasible point
+    if sol.status in ("error", "time_limit"):  # e.g. a time limit hit before a feasible point
         text = "no solution: the solver stopped without a feasible point" + (
             f" ({sol.message})" if sol.message else "")
     else:
@@ -287,6 +326,12 @@ def train(
                                  "(`uncertain` params, gen-dfl | nll; Default: 128.) or of "
                                  "--predictor mlp (Default: 64.).", show_default=False)
     ] = None,
+    threads: Annotated[
+        int | None, typer.Option(help="CPU threads for torch while training. Default: one "
+                                 "when a step's tensors are small (most predictors: more "
+                                 "threads only wait for each other), else torch's own.",
+                                 show_default=False)
+    ] = None,
     save: Annotated[Path | None, typer.Option(
         help="Write the trained predictor (or generative model) here, for `dfl eval`.")] = None,
     plot: Annotated[Path | None, typer.Option(help="Save the training curve as PNG.")] = None,
@@ -296,16 +341,17 @@ def train(
     model of its `uncertain` params for risk-aware decisions; print the regret."""
     import json
 
+    from .learn.options import TrainOptions
     from .learn.session import train_command
 
-    result = train_command(
-        model, data, train_file, test_file, loss=loss, predictor=predictor, epochs=epochs,
-        batch_size=batch_size, lr=lr, optimizer=optimizer, weight_decay=weight_decay,
-        cautious_wd=cautious_wd, device=device, seed=seed, processes=processes, save=save,
-        plot=plot, console=err() if as_json else out(), progress=True, executor=executor,
-        ray_address=ray_address, distributed=distributed, oracle=oracle, scenarios=scenarios,
-        beta=beta, generative=generative, hidden=hidden,
-    )
+    options = TrainOptions(
+        loss=loss, predictor=predictor, epochs=epochs, batch_size=batch_size, lr=lr,
+        optimizer=optimizer, weight_decay=weight_decay, cautious_wd=cautious_wd, device=device,
+        seed=seed, hidden=hidden, threads=threads, processes=processes, executor=executor,
+        ray_address=ray_address, oracle=oracle, distributed=distributed, scenarios=scenarios,
+        beta=beta, generative=generative, save=save, plot=plot)
+    result = train_command(model, data, train_file, test_file, options,
+                           console=err() if as_json else out())
     if as_json and result is not None:  # under --distributed, rank 0 reports
         print(json.dumps(result))
 

@@ -11,7 +11,7 @@ import json
 import math
 import re
 import zipfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,7 +20,7 @@ import numpy as np
 
 from .ast import Pos
 from .errors import DataError
-from .evaluate.elements import SetValue, element_of, key_of, keys_of
+from .evaluate.elements import SetValue, element_of, key_of, keys_of, shown_int
 from .evaluate.entities import Domain
 
 
@@ -188,7 +188,8 @@ def to_set(source: DataSource, name: str, raw: Any, dim: int) -> SetValue:
     if not isinstance(raw, list):
         raise source.error(f"set `{name}` must be a list of elements", name)
     if dim == 1:
-        for k, item in enumerate(raw):
+        nested = {list, tuple, dict} & set(map(type, raw))  # (the distinct types: fast)
+        for k, item in enumerate(raw if nested else ()):
             if isinstance(item, (list, tuple, dict)):
                 raise source.error(
                     f"set `{name}`: element {k} is a {type(item).__name__}, but `{name}` holds "
@@ -261,7 +262,7 @@ def to_entries(
             # fast path: a full nested list of numbers
             try:
                 arr = np.asarray(raw, dtype=float)
-            except (ValueError, TypeError):
+            except (ValueError, TypeError, OverflowError):
                 arr = None
             if arr is not None and arr.shape == tuple(sizes) and not np.isnan(arr).any():
                 return arr.ravel(), np.zeros(n, dtype=bool)
@@ -283,12 +284,14 @@ def to_entries(
         pos = np.asarray(flat_pos, dtype=np.int64)
     vals = None
     if not elem and _plain_numbers(flat_val, 1):
-        vals = np.asarray(flat_val, dtype=float)
-        if np.isnan(vals).any():
+        try:
+            vals = np.asarray(flat_val, dtype=float)
+        except OverflowError:  # an int past float's range: named below
             vals = None
-    if vals is None:  # one by one, so that an error names the entry
-        vals = [_scalar(source, name, v, elem, domain.label(int(p)))
-                for p, v in zip(pos, flat_val, strict=True)]
+        if vals is not None and np.isnan(vals).any():
+            vals = None
+    if vals is None:
+        vals = _entry_values(source, name, flat_val, elem, lambda k: domain.label(int(pos[k])))
     if len(pos):
         values[pos] = np.asarray(vals, dtype=values.dtype)
         missing[pos] = False
@@ -296,6 +299,9 @@ def to_entries(
 
 
 _NUMBER_TYPES = (int, float, np.integer, np.floating)
+_FLOAT_INTS = 1 << 1024  # ints at least this large overflow float()
+_INF_TEXTS = {"inf": math.inf, "+inf": math.inf, "-inf": -math.inf, "Infinity": math.inf,
+              "-Infinity": -math.inf}  # the common spellings (`_scalar` reads the others)
 _KIND_NAMES = {"b": "booleans", "U": "text", "S": "bytes", "O": "objects", "c": "complex numbers",
                "M": "dates", "m": "time spans", "V": "records"}
 
@@ -357,15 +363,14 @@ def _walk(source, name, raw, comps, widths, sizes, level, base, out_pos, out_val
                 f"{' over ' + comp.name if comp.name else ''}, got {len(raw)}",
                 name,
             )
-        if level == len(comps) - 1 and not elem and all(
-            isinstance(v, (int, float)) and not isinstance(v, bool) for v in raw
-        ):
+        if level == len(comps) - 1:  # the values: checked one by one later (_entry_values)
             out_pos.extend(range(base, base + size * stride, stride))
             out_val.extend(raw)
             return
+        labels = comp.elements() if comp.dim == 1 else range(size)  # (once: not per item)
         for k, item in enumerate(raw):
             _walk(source, name, item, comps, widths, sizes, level + 1, base + k * stride,
-                  out_pos, out_val, elem, path + [comp.elements()[k] if comp.dim == 1 else k])
+                  out_pos, out_val, elem, path + [labels[k]])
         return
     shown = json.dumps(raw) if _jsonable(raw) else repr(raw)
     raise source.error(
@@ -405,30 +410,63 @@ def _json_keys(keys, comp: SetValue):
             yield key
 
 
-def _scalar(source: DataSource, name: str, raw: Any, elem: bool, where: str):
+def _entry_values(source: DataSource, name: str, raw: list, elem: bool,
+                  label: Callable[[int], str]) -> np.ndarray | list:
+    """The values of entries given one by one (not all plain numbers): element keys, or
+    numbers with `"inf"` texts read; an entry that is neither is an error naming it. The
+    entry's label is made only for an error: made for every entry, it cost O(n) each (1M
+    entries with strings or nulls took longer than 600 s)."""
+    if elem:
+        try:
+            return keys_of(raw)
+        except ValueError:  # name the first entry that is no element (below)
+            pass
+    out = []
+    for k, value in enumerate(raw):
+        kind = type(value)
+        if not elem and (kind is float and value == value  # (no NaN)
+                         or kind is int and abs(value) < _FLOAT_INTS):
+            out.append(float(value))
+        elif not elem and kind is str and value in _INF_TEXTS:
+            out.append(_INF_TEXTS[value])
+        else:
+            out.append(_scalar(source, name, value, elem, lambda k=k: label(k)))
+    return out
+
+
+def _scalar(source: DataSource, name: str, raw: Any, elem: bool, where: str | Callable[[], str]):
+    """`raw` as a number (or an element key); an error names the param and the entry `where`
+    (a callable: made only for an error)."""
     if isinstance(raw, (np.ndarray, np.generic)) and raw.shape == ():
         raw = raw.item()  # a 0-d array from an npz file
     if elem:
         try:
             return key_of(raw)
         except ValueError as exc:
-            raise source.error(f"param `{name}`{where}: {exc}", name) from None
+            raise source.error(f"param `{name}`{_spot(where)}: {exc}", name) from None
     if isinstance(raw, bool):
         raise source.error(
-            f"param `{name}`{where}: expected a number, got {str(raw).lower()}", name,
+            f"param `{name}`{_spot(where)}: expected a number, got {str(raw).lower()}", name,
             hint=_yaml_hint(source, [raw]),
         )
+    if isinstance(raw, int) and abs(raw) >= _FLOAT_INTS:
+        raise source.error(f"param `{name}`{_spot(where)}: {shown_int(raw)} is too large for a "
+                           "float", name)
     if isinstance(raw, (int, float)):
         if math.isnan(float(raw)):
-            raise source.error(f"param `{name}`{where}: expected a number, got NaN", name)
+            raise source.error(f"param `{name}`{_spot(where)}: expected a number, got NaN", name)
         return float(raw)
     if isinstance(raw, str) and raw.strip().lower() in ("inf", "+inf", "-inf", "infinity"):
         return float(raw.strip().lower().replace("infinity", "inf"))
     shown = json.dumps(raw) if _jsonable(raw) else repr(raw)
     if len(shown) > 60:
         shown = shown[:57] + "..."
-    raise source.error(f"param `{name}`{where}: expected a number, got {shown}", name,
+    raise source.error(f"param `{name}`{_spot(where)}: expected a number, got {shown}", name,
                        hint=_yaml_hint(source, [raw]))
+
+
+def _spot(where: str | Callable[[], str]) -> str:
+    return where() if callable(where) else where
 
 
 def _yaml_hint(source: DataSource, raw: list) -> str | None:

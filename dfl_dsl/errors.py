@@ -52,17 +52,47 @@ class DflError(Exception):
             where += f":{self.pos.line}:{self.pos.column}"
         lines = [f"{where}: {severity}: {self.message}"]
         if self.pos.line and self.source is not None:
-            source_lines = self.source.split("\n")
-            if 0 < self.pos.line <= len(source_lines):
-                text = source_lines[self.pos.line - 1].expandtabs(1)
-                lines.append("    " + text)
-                width = 1
-                if self.pos.end_line == self.pos.line and self.pos.end_column > self.pos.column:
-                    width = self.pos.end_column - self.pos.column
-                lines.append("    " + " " * (self.pos.column - 1) + "^" * max(width, 1))
+            lines.extend(self._excerpt())
         if self.hint:
             lines.append(f"hint: {self.hint}")
         return "\n".join(lines)
+
+
+    def _excerpt(self) -> list[str]:
+        """The offending line and a caret under the span; a long line (a minified JSON file,
+        a generated model) only in a window around the column."""
+        line = _line(self.source, self.pos.line)
+        if line is None:
+            return []
+        text = line.expandtabs(1)
+        width = 1
+        if self.pos.end_line == self.pos.line and self.pos.end_column > self.pos.column:
+            width = self.pos.end_column - self.pos.column
+        at = self.pos.column - 1
+        if len(text) > WINDOW:
+            start = min(max(0, at - WINDOW // 3), len(text) - WINDOW)
+            head = "..." if start else ""
+            tail = "..." if start + WINDOW < len(text) else ""
+            text = head + text[start : start + WINDOW] + tail
+            at += len(head) - start
+            width = min(width, len(head) + WINDOW - at)
+        return ["    " + text, "    " + " " * at + "^" * max(width, 1)]
+
+
+WINDOW = 100  # characters of a long source line shown around an error's column
+
+
+def _line(source: str, number: int) -> str | None:
+    """Line `number` (1-based) of `source`, found without splitting all of a big file."""
+    if number < 1:
+        return None
+    start = 0
+    for _ in range(number - 1):
+        start = source.find("\n", start) + 1
+        if not start:
+            return None
+    end = source.find("\n", start)
+    return source[start:] if end < 0 else source[start:end]
 
 
 class DataError(DflError):

@@ -111,7 +111,7 @@ class Instance:
             raise exc.located(self.model.filename, None) from None
         solve = load_backend(name).solve_instance
         check_options(name, solve, options)
-        return solve(self, time_limit=time_limit, seed=seed, **options)
+        return _finite_or_error(solve(self, time_limit=time_limit, seed=seed, **options))
 
     def layer(self, method: str = "dbb", *, backend: str | None = None, **options):
         """A torch module from predicted params (leading batch axis) to decisions; `backend`
@@ -132,3 +132,17 @@ class Instance:
             else:
                 return None
         return np.concatenate(parts) if parts else np.zeros(0)
+
+
+def _finite_or_error(sol):
+    """A solver's answer claimed as a solution must be finite: an `optimal` objective of inf
+    (coefficients beyond the solver's range, an overflow) is status `error`, not a result."""
+    if not sol.ok:
+        return sol
+    values = [] if sol.objective is None else [sol.objective]
+    if np.all(np.isfinite(values)) and (sol.x is None or np.all(np.isfinite(sol.x))):
+        return sol
+    sol.message = ("the solver's answer is not finite (numbers beyond its range?)"
+                   + (f"; it said: {sol.message}" if sol.message else ""))
+    sol.status, sol.objective, sol.x, sol.duals = "error", None, None, None
+    return sol

@@ -11,3 +11,8 @@ def article(word: str) -> str:
     if word in _SPELLED:
         return "an" if word[0] in "AEFHILMNORSX" else "a"  # letter names: "an S-C-M"
     return "an" if word[:1].lower() in "aeiou" else "a"
+
+
+def counted(count: int, noun: str) -> str:
+    """"1 iteration", "37 iterations" (nouns that take an s)."""
+    return f"{count} {noun}" + ("" if count == 1 else "s")

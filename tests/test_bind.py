@@ -209,8 +209,14 @@ def test_an_element_that_is_text_where_the_set_holds_a_number_gets_a_hint(text, 
     assert hint in (info.value.hint or "")
 
 
-def test_a_set_too_large_for_memory_is_an_error_at_its_declaration():
-    # a data typo (n = 10^12) used to end in "internal error: MemoryError"
+def test_a_set_too_large_for_memory_is_an_error_at_its_declaration(monkeypatch):
+    # a data typo (n = 10^12) used to end in "internal error: MemoryError"; the size cap
+    # (evaluate/sizes.py) now refuses it at the range, before allocating
+    with pytest.raises(dfl.DflError, match="the range 1..1000000000000 would have "
+                       "1,000,000,000,000 entries") as info:
+        bind("param n : int; set S = 1..n; var x{S} >= 0;", {"n": 10**12})
+    assert info.value.pos.line == 1 and info.value.pos.column == 24
+    monkeypatch.setenv("DFL_MAX_ENTRIES", "0")  # no cap: numpy's MemoryError, still located
     with pytest.raises(dfl.DflError, match="out of memory binding `S`") as info:
         bind("param n : int; set S = 1..n; var x{S} >= 0;", {"n": 10**12})
     assert info.value.pos.line == 1 and info.value.pos.column == 20

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from _helpers import SPEC, spec_dir
@@ -13,6 +14,7 @@ from typer.testing import CliRunner
 from dfl_dsl.cli import app
 
 runner = CliRunner()
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 
 def _err(result) -> str:
@@ -198,6 +200,10 @@ def test_no_solution_message_for_a_solver_that_stopped_without_one():
     stopped = SimpleNamespace(status="error", message="Time limit reached", extra={})
     assert _no_solution_message(stopped) == (
         "no solution: the solver stopped without a feasible point (Time limit reached)")
+    limited = SimpleNamespace(status="time_limit", message="FlexQP ADMM, 3 iterations",
+                              extra={})
+    assert _no_solution_message(limited) == ("no solution: the solver stopped without a "
+                                              "feasible point (FlexQP ADMM, 3 iterations)")
     infeasible = SimpleNamespace(status="infeasible", message="", extra={"iis": ["a", "b"]})
     assert _no_solution_message(infeasible) == (
         "no solution: the problem is infeasible\nan irreducible infeasible subset of rows: a, b")
@@ -214,3 +220,97 @@ def test_solve_output_tables_and_nonzeros(lp, tmp_path):
 
     arrays = np.load(out)
     assert arrays["x.I"].tolist() == ["b"] and arrays["x.value"].tolist() == [1.0]
+
+
+def _first_line_then_close(args: list[str]) -> subprocess.CompletedProcess:
+    """`dfl ARGS | head -1`: the reader takes one line and goes away."""
+    run = subprocess.Popen([sys.executable, "-c", "from dfl_dsl.cli import app; app()", *args],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    run.stdout.readline()
+    run.stdout.close()
+    stderr = run.stderr.read().decode()
+    return subprocess.CompletedProcess(args, run.wait(timeout=600), "", stderr)
+
+
+@pytest.mark.parametrize("args", [
+    ["--help"], ["solve", "--help"], ["check", "{spec}/transport.opt"],
+    ["solve", "{spec}/transport.opt", "-d", "{spec}/transport.json"],
+    ["solve", "{spec}/transport.opt", "-d", "{spec}/transport.json", "--json"],
+    ["generate", "shortest_path", "--out", "{tmp}/g.npz", "--num-data", "20"],
+])
+def test_a_reader_that_goes_away_is_success_and_silent(args, tmp_path):
+    # `solve | head -1` exited 1 silently, `train --json | head` with an internal error (3)
+    spec = spec_dir()
+    run = _first_line_then_close([a.format(spec=spec, tmp=tmp_path) for a in args])
+    assert run.returncode == 0 and run.stderr == "", run.stderr
+
+
+def test_train_json_to_a_reader_that_went_away(tmp_path):
+    data, train = tmp_path / "i.json", tmp_path / "t.npz"
+    made = subprocess.run([sys.executable, "-c", "from dfl_dsl.cli import app; app()",
+                           "generate", "shortest_path", "--out", str(train), "--instance",
+                           str(data), "--num-data", "40"], capture_output=True)
+    assert made.returncode == 0, made.stderr
+    model = EXAMPLES / "shortest_path" / "shortest_path.opt"
+    run = subprocess.Popen([sys.executable, "-c", "from dfl_dsl.cli import app; app()", "train",
+                            str(model), "--data", str(data), "--train", str(train), "--epochs",
+                            "1", "--json"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    run.stdout.close()  # gone before the JSON is printed
+    assert run.wait(timeout=600) == 0 and b"Error" not in run.stderr.read()
+
+
+def test_a_full_output_device_exits_2(lp):
+    result = CliRunner().invoke(app, ["solve", str(lp[0]), "--data", str(lp[1]), "--output",
+                                      "/dev/full"])
+    assert result.exit_code == 2
+    assert "can't write `/dev/full`: No space left on device" in _err(result)
+
+
+def test_generate_too_many_samples_is_refused_up_front(tmp_path):
+    # --num-data 100000000000 was an internal MemoryError (3.6 TiB)
+    result = CliRunner().invoke(app, ["generate", "knapsack", "--out", str(tmp_path / "k.npz"),
+                                      "--num-data", "100000000000"])
+    assert result.exit_code == 2 and "would have 6,900,000,000,000 entries" in _err(result)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_library_warnings_are_one_line_without_internal_source(lp, monkeypatch):
+    import numpy as np
+
+    import dfl_dsl.check_report
+
+    real = dfl_dsl.check_report.report
+
+    def warns(*args, **kwargs):
+        np.float64(1.0) / np.float64(0.0)  # numpy's RuntimeWarning, from inside the library
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(dfl_dsl.check_report, "report", warns)
+    result = CliRunner().invoke(app, ["check", str(lp[0])])
+    assert result.exit_code == 0, result.output
+    assert "dfl: warning: RuntimeWarning: divide by zero" in _err(result)
+    assert ".py:" not in result.stderr and "np.float64" not in result.stderr
+
+
+def test_an_error_in_a_long_line_shows_a_window_around_its_column(tmp_path):
+    model = tmp_path / "long.opt"
+    model.write_text("var x;\n" + " ".join(f"var y{k};" for k in range(5000)) + " minimize f: "
+                     "oops; var z;\n")  # one 50 KB line
+    result = CliRunner().invoke(app, ["check", str(model)])
+    assert result.exit_code == 2
+    source_line, caret = result.stderr.splitlines()[1:3]
+    assert len(source_line) < 120 and source_line.startswith("    ...")
+    assert source_line[caret.index("^"):].startswith("oops")
+
+
+def test_a_full_disk_during_generate_is_exit_2_with_no_file(tmp_path, monkeypatch):
+    def disk_full(handle, **arrays):
+        handle.write(b"PK partial")
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("dfl_dsl.learn.session.np.savez", disk_full)
+    result = CliRunner().invoke(app, ["generate", "knapsack", "--out", str(tmp_path / "k.npz"),
+                                      "--num-data", "10"])
+    assert result.exit_code == 2 and "No space left on device" in _err(result)
+    assert list(tmp_path.iterdir()) == []

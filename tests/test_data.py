@@ -343,3 +343,30 @@ def test_a_json_file_with_a_byte_order_mark(tmp_path):
     data.write_bytes(b'\xef\xbb\xbf{"N": ["a", "b"], "w": [1, 2]}')
     inst = dfl.load(model).bind(data)
     assert inst.solve("highs").status == "optimal"
+
+
+# ---------------------------------------------------------------------- hardening (#19)
+@pytest.mark.parametrize(("data", "message"), [
+    ({"I": ["a", "b"], "c": [1, 10**400]}, r"param `c`\[b\]: 1e400 \(about\) is too large"),
+    ({"I": ["a", "b"], "c": {"a": 1, "b": 10**400}}, r"param `c`\[b\]: 1e400"),
+    ({"I": ["a", 10**400], "c": [1, 2]}, r"set `I`: integer element 1e400 \(about\) is too"),
+    ({"I": ["a", "b"], "c": [1.0, None]}, r"param `c`\[b\]: expected a number, got null"),
+])
+def test_numbers_past_a_float_and_nulls_are_named_errors(data, message):
+    # ints past a float were an internal OverflowError
+    with pytest.raises(DataError, match=message):
+        dfl.parse("set I; param c{I};").bind(data)
+
+
+def test_entries_given_one_by_one_keep_their_values_and_labels():
+    """Lists holding texts take the path that checks entries one by one: it once rebuilt
+    the index's element list, and each entry's label, per entry (O(n^2))."""
+    inst = dfl.parse('param n : int; set G; param c[2, n]; param g{i in 1..n: i != 2} in G;'
+                     ).bind({"n": 3, "G": ["p", 7], "c": [[1, "inf", 2], ["-inf", 3, 4]],
+                             "g": ["p", 7]})
+    assert inst.entity("c").data.tolist() == [1, np.inf, 2, -np.inf, 3, 4]
+    assert [inst.entity("g").domain.label(k) for k in range(2)] == ["[1]", "[3]"]
+    with pytest.raises(DataError, match=r"param `c`\[1, 2\]: expected a number, got \"x\""):
+        dfl.parse("param n : int; param c[2, n];").bind({"n": 3, "c": [[1, 2, 3], [4, 5, "x"]]})
+    with pytest.raises(DataError, match=r"param `g`\[3\]: .*can't be a set element"):
+        dfl.parse('set G; param g{i in 1..3: i != 2} in G;').bind({"G": ["p"], "g": ["p", None]})

@@ -1,13 +1,27 @@
-"""Property-based fuzzing of the front end: random and mutated model texts must end in a
-checked model or a `DflError` located in the text -- never another exception, never a hang."""
+"""Property-based fuzzing: random and mutated model texts must end in a checked model or a
+`DflError` located in the text; spec and example models with mutated text or data must end in a
+compiled instance or a located `DflError`; small generated LPs, MILPs and QPs must get the
+same answer from HiGHS and CVXPY -- never another exception, never a hang. The inputs and
+judges live in `_fuzz.py`; benchmarks/fuzz.py runs them by the hundred thousand."""
 
 from __future__ import annotations
 
 import os
-import re
+import random
 from pathlib import Path
 
 import pytest
+from _fuzz import (
+    VOCAB,
+    Crash,
+    Mismatch,
+    cases,
+    cross_check,
+    front_end,
+    mutate,
+    mutated_case,
+    random_model,
+)
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -69,35 +83,12 @@ minimize loss: -0.5 * trace(X.T @ A.T @ A @ X) + 0.1 * norm1(X);
 ]
 CORPUS = SEEDS + ([p.read_text() for p in sorted(SPEC.glob("*.opt"))] if SPEC.is_dir() else [])
 
-KEYWORDS = (
-    "set param var minimize maximize subject to s.t. expr model in within binary integer int "
-    "predicted uncertain psd default sum if then else and or not stiefel max min union diff "
-    "inter inf symmetric"
-).split()
-PUNCTUATION = (
-    "; : , { } [ ] ( ) + - * / ^ @ = == != < <= > >= .. .T # \" ' $ & | ! . \n"
-).split(" ")
-WORDS = (
-    "x y i j t I J n m A P c p u v 0 1 2 -1 0.5 1e-3 1e999 \"a\" sqrt abs log exp norm1 norm2 "
-    "quad_form sum_squares trace diag eye ones zeros mean cvar worst nnz foo"
-).split()
-VOCAB = KEYWORDS + PUNCTUATION + WORDS
-_TOKEN = re.compile(
-    r"\s+|#[^\n]*|\"[^\"\n]*\"|\.\.|s\.t\.|\.T|[A-Za-z_]\w*|\d+(?:\.\d+)?(?:[eE][+-]?\d+)?"
-    r"|[<>=!]=|.",
-    re.S,
-)
-
 # DFL_FUZZ_EXAMPLES=20000 fuzzes longer (the default keeps the whole file near 20 s)
 FUZZ = settings(
     max_examples=int(os.environ.get("DFL_FUZZ_EXAMPLES", "1000")),
     deadline=2000,  # ms per example: a hang or a blow-up is a failure
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
-
-
-def tokens(text: str) -> list[str]:
-    return [m.group(0) for m in _TOKEN.finditer(text)]
 
 
 def outcome(text: str) -> str:
@@ -122,50 +113,6 @@ def _warm_up() -> None:
 
 
 # ---------------------------------------------------------------------- mutations
-def mutate(text: str, ops: list[tuple[int, int, int, str]]) -> str:
-    toks = tokens(text)
-    for op, a, b, word in ops:
-        n = len(toks)
-        k = a % (n + 1)
-        if op == 0 and n:
-            del toks[k % n]  # delete a token
-        elif op == 1:
-            toks.insert(k, word)  # insert a word
-        elif op == 2 and n:
-            toks.insert(k, toks[k % n])  # duplicate a token
-        elif op == 3 and n:
-            i, j = k % n, b % n  # swap two tokens
-            toks[i], toks[j] = toks[j], toks[i]
-        elif op == 4 and n:
-            toks[k % n] = word  # replace a token
-        elif op == 5:
-            flat = "".join(toks)  # insert, delete or change one character
-            c = a % (len(flat) + 1)
-            choice = b % 3
-            if choice == 0:
-                flat = flat[:c] + word[:1] + flat[c:]
-            elif choice == 1:
-                flat = flat[:c] + flat[c + 1 :]
-            else:
-                flat = flat[:c] + chr(32 + b % 95) + flat[c + 1 :]
-            toks = tokens(flat)
-        elif op == 6:
-            lines = "".join(toks).splitlines(keepends=True)  # splice a line from another model
-            other = CORPUS[b % len(CORPUS)].splitlines(keepends=True)
-            lines.insert(a % (len(lines) + 1), other[b % len(other)])
-            toks = tokens("".join(lines))
-        elif op == 7:
-            lines = "".join(toks).splitlines(keepends=True)  # delete or duplicate a line
-            if lines:
-                i = a % len(lines)
-                if b % 2:
-                    del lines[i]
-                else:
-                    lines.insert(i, lines[i])
-            toks = tokens("".join(lines))
-    return "".join(toks)
-
-
 OPS = st.lists(
     st.tuples(
         st.integers(0, 7),
@@ -181,7 +128,7 @@ OPS = st.lists(
 @FUZZ
 @given(st.sampled_from(CORPUS), OPS)
 def test_mutated_models(text: str, ops) -> None:
-    event(outcome(mutate(text, ops)))
+    event(outcome(mutate(text, ops, CORPUS)))
 
 
 @FUZZ
@@ -342,3 +289,41 @@ def test_generated_models(exprs, objective, constraints) -> None:
 )
 def test_corner_cases(text: str) -> None:
     outcome(text)
+
+
+# ---------------------------------------------------------------------- the whole front end
+# Spec and example models with their data, mutated (model text, data values, JSON text),
+# through load -> check -> bind -> compile: a compiled model or a located DflError, nothing
+# else. benchmarks/fuzz.py runs the same inputs by the hundred thousand (docs/reliability.md).
+MODEL_CASES = cases()
+PIPELINE = settings(
+    max_examples=int(os.environ.get("DFL_FUZZ_PIPELINE", "300")),
+    deadline=10_000,  # ms: a bind or compile that hangs is a failure
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+
+
+@pytest.mark.skipif(not MODEL_CASES, reason="no spec or example models with data")
+@PIPELINE
+@given(st.randoms(use_true_random=False))
+def test_mutated_models_and_data_through_the_front_end(rng: random.Random) -> None:
+    text, data = mutated_case(rng, MODEL_CASES)
+    try:
+        event(front_end(text, data))
+    except Crash as crash:
+        raise AssertionError(f"{crash}\n--- model ---\n{text}\n--- data ---\n"
+                             f"{data!r:.2000}") from crash
+
+
+# ---------------------------------------------------------------------- HiGHS against CVXPY
+# Small generated LPs, MILPs and QPs: both backends must agree on the status and, when both
+# solve, on the objective (1e-5 relative; 1e-4 for MILPs, HiGHS's default MIP gap).
+@PIPELINE
+@given(st.randoms(use_true_random=False))
+def test_generated_models_get_the_same_answer_from_highs_and_cvxpy(rng: random.Random) -> None:
+    text, data = random_model(rng)
+    try:
+        event(cross_check(text, data))
+    except (Crash, Mismatch) as finding:
+        raise AssertionError(f"{type(finding).__name__}: {finding}\n--- model ---\n{text}\n"
+                             f"--- data ---\n{data}") from finding

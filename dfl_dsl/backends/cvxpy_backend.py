@@ -22,7 +22,9 @@ from ..evaluate.nonlinear import NL, AtomNode
 from ..evaluate.poly import Poly
 from ..solution import Solution
 from .common import is_model_row
-from .highs import silence_banner
+from .highs import CLASSES as HIGHS_CLASSES
+from .highs import new_highs, silence_banner
+from .magnitudes import check_representable, highs_limits
 
 CLASSES = frozenset({"LP", "MILP", "QP", "SOCP"})
 
@@ -242,16 +244,8 @@ def solve_instance(inst, *, time_limit=None, seed=None):
     built = build(inst)
     if built.theta is not None:
         built.theta.value = inst.theta_for_solve()
-    options: dict = {}
-    if built.problem.is_mixed_integer():
-        solver = "HIGHS"
-        silence_banner()
-        if time_limit is not None:
-            options["time_limit"] = float(time_limit)
-    else:
-        solver = "CLARABEL"
-        if time_limit is not None:
-            options["time_limit"] = float(time_limit)
+    solver = _solver(built, inst)
+    options: dict = {} if time_limit is None else {"time_limit": float(time_limit)}
     try:
         with warnings.catch_warnings():  # settled below instead of cvxpy's stderr warning
             warnings.filterwarnings("ignore", message=r"\s*The problem is either infeasible")
@@ -263,6 +257,8 @@ def solve_instance(inst, *, time_limit=None, seed=None):
         return Solution("error", None, None, "cvxpy", time.perf_counter() - start, inst,
                         message=str(exc))
     status = _STATUS.get(built.problem.status, "error")
+    if status == "feasible" and not _meets_constraints(built):
+        status = "time_limit"  # stopped by the limit: HiGHS hands back zeros, not a point
     x = None
     objective = None
     if status in ("optimal", "feasible") and built.x.value is not None:
@@ -271,6 +267,37 @@ def solve_instance(inst, *, time_limit=None, seed=None):
     duals = _duals(built) if status == "optimal" else None
     return Solution(status, objective, x, "cvxpy", time.perf_counter() - start, inst,
                     duals=duals, message=f"{solver}: {built.problem.status}")
+
+
+def _solver(built: CvxpyProblem, inst) -> str:
+    """HiGHS for what it takes (MILP, LP, convex QP), Clarabel for cones. Clarabel's interior
+    point on a badly scaled LP (1e12 * x, x near 0) answered `optimal` -0.001 where the optimum
+    is 1e-12, or `unbounded`; HiGHS is exact there. Numbers beyond HiGHS's range are refused
+    (`magnitudes`), as for `--backend highs`: Clarabel, tried on them, called `min x^2 s.t.
+    x >= 1e25` infeasible."""
+    if inst.klass.name not in HIGHS_CLASSES:
+        return "HIGHS" if built.problem.is_mixed_integer() else "CLARABEL"
+    silence_banner()
+    check_representable(inst, inst.linear_form(), inst.theta_for_solve(),
+                        highs_limits(new_highs()), "CVXPY's HiGHS")
+    return "HIGHS"
+
+
+def _meets_constraints(built: CvxpyProblem, tol: float = 1e-6) -> bool:
+    """Whether the point a limit stopped at meets every constraint (and integrality) within
+    `tol`, relative to the point's size."""
+    value = built.x.value
+    if value is None or not np.all(np.isfinite(value)):
+        return False
+    scale = tol * (1.0 + float(np.abs(value).max(initial=0.0)))
+    for constraint in built.problem.constraints:
+        if float(np.max(constraint.violation(), initial=0.0)) > scale:
+            return False
+    flags = built.x.attributes.get("integer")
+    if isinstance(flags, tuple) and len(flags) and len(flags[0]):
+        whole = np.asarray(value).ravel()[np.asarray(flags[0])]
+        return bool(np.all(np.abs(whole - np.round(whole)) <= scale))
+    return True
 
 
 def _settle_infeasible_or_unbounded(built: CvxpyProblem, solver: str, options: dict,

@@ -17,6 +17,7 @@ import scipy.sparse as sp
 
 from ..compile.linear import LinearForm
 from .common import RawResult, optimal_without_columns, to_solution
+from .magnitudes import check_representable, highs_limits
 
 CLASSES = frozenset({"LP", "MILP", "QP"})
 _quiet = False
@@ -153,7 +154,7 @@ class HighsModel:
         x = obj = duals = reduced = gap = None
         has_solution = info.primal_solution_status == 2  # kSolutionStatusFeasible
         if status == "time_limit":
-            status = "feasible" if has_solution else "error"
+            status = "feasible" if has_solution else "time_limit"  # (no point: claims none)
         if has_solution and status in ("optimal", "feasible"):
             sol = h.getSolution()
             x = np.asarray(sol.col_value, dtype=float)
@@ -175,10 +176,16 @@ class HighsModel:
         return result
 
     def _iis(self) -> list[int] | None:
-        """Rows of an irreducible infeasible subset (HiGHS's IIS search from the LP rows)."""
+        """Rows of an irreducible infeasible subset (HiGHS's IIS search from the LP rows). A
+        QP's rows are searched as an LP's: HiGHS 1.16's search never returned on a QP (an
+        infeasible 3-variable QP hung `dfl solve`), and the objective plays no part in it."""
+        h = self.h
+        if self.form.is_qp:
+            h = new_highs()
+            h.passModel(self.h.getLp())
         try:
-            self.h.setOptionValue("iis_strategy", 2)
-            status, iis = self.h.getIis()
+            h.setOptionValue("iis_strategy", 2)
+            status, iis = h.getIis()
         except Exception:  # a highspy without IIS support
             return None
         if status != highspy.HighsStatus.kOk:
@@ -200,6 +207,7 @@ def solve_instance(inst, *, time_limit=None, seed=None):
     form = inst.linear_form()
     theta = inst.theta_for_solve()
     model = HighsModel(form, theta=theta, time_limit=time_limit, seed=seed)
+    check_representable(inst, form, theta, highs_limits(model.h))
     raw = model.solve()
     if raw.status == "infeasible" and not form.is_mip and form.kept_rows is not None:
         # rows turned into bounds hide from an IIS: look for one on the unreduced form

@@ -28,6 +28,8 @@ from pyomo.opt import ProblemFormat
 from ..compile.linear import LinearForm
 from ..errors import DflError
 from .common import RawResult, optimal_without_columns, to_solution
+from .highs import new_highs
+from .magnitudes import check_representable, highs_limits
 
 CLASSES = frozenset({"LP", "MILP", "QP"})
 SOLVER = "highs"
@@ -158,7 +160,7 @@ def solve_model(model: pyo.ConcreteModel, form: LinearForm, *, time_limit=None,
         status = _STATUS.get(results.termination_condition, "error")
     has_solution = results.solution_status in (SolutionStatus.optimal, SolutionStatus.feasible)
     if status == "time_limit":
-        status = "feasible" if has_solution else "error"
+        status = "feasible" if has_solution else "time_limit"  # (no point: claims none)
     message = str(results.termination_condition.name)
     if not (has_solution and status in ("optimal", "feasible")):
         return RawResult(status, None, None, message=message)
@@ -224,7 +226,9 @@ def solve_instance(inst, *, time_limit=None, seed=None, write: Path | None = Non
     if write is not None:
         write_format(write)
     form = inst.linear_form()
-    model = build_model(form, inst.theta_for_solve())
+    theta = inst.theta_for_solve()
+    check_representable(inst, form, theta, highs_limits(new_highs()), "Pyomo's HiGHS")
+    model = build_model(form, theta)
     if write is not None:
         write_model(model, Path(write))
     raw = solve_model(model, form, time_limit=time_limit, seed=seed)

@@ -81,6 +81,9 @@ def _expand(inst) -> Expanded:
         sense = objective_decl.sense
         with _at(objective_decl.body):
             value = ev.number(objective_decl.body, root)
+            if value.shape != ():  # (the checker can't tell where shapes come from data)
+                raise DflError("the objective must be a scalar number, got an array of shape "
+                               f"{list(value.shape)}", objective_decl.body.pos)
             objective = expand(value, False, (), 1, width)
         if not _finite(objective, constant=True).all():
             raise DflError("the objective has an infinite (or NaN) coefficient; `inf` in the "

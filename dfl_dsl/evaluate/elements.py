@@ -12,6 +12,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 STRING_BASE = np.int64(1 << 62)
+# integer elements lie strictly between -2^62 and 2^62; no set holds NO_KEY (a number that
+# can't be an element — 2.5, 1e300, nan — looked up in a set is in none)
+ELEMENT_RANGE = "integers between -2^62 and 2^62"
+NO_KEY = np.int64(-(1 << 63))
 _codes: dict[str, int] = {}
 _strings: list[str] = []
 
@@ -25,6 +29,28 @@ def intern(text: str) -> int:
     return int(STRING_BASE) + code
 
 
+def intern_all(texts: list[str]) -> np.ndarray:
+    """`intern` of each text, in bulk: the dict and list work runs in C (map, dict.update),
+    not once per text in Python. The texts not interned yet take consecutive codes in one
+    update and need no lookup when they are distinct (a set's names, as a rule); one repeated
+    among them keeps its last code (its first stays in `_strings`, unused)."""
+    found = list(map(_codes.get, texts))
+    if None not in found:
+        return np.array(found, dtype=np.int64) + STRING_BASE
+    new = texts if found.count(None) == len(texts) else [
+        t for t, code in zip(texts, found, strict=True) if code is None]
+    start, known = len(_strings), len(_codes)
+    _strings.extend(new)
+    _codes.update(zip(new, range(start, start + len(new)), strict=True))
+    if len(_codes) != known + len(new):  # a new text repeats: look every one up
+        return np.array(list(map(_codes.__getitem__, texts)), dtype=np.int64) + STRING_BASE
+    if new is texts:
+        return np.arange(start, start + len(texts), dtype=np.int64) + STRING_BASE
+    codes = np.array([-1 if code is None else code for code in found], dtype=np.int64)
+    codes[codes < 0] = np.arange(start, start + len(new))
+    return codes + STRING_BASE
+
+
 def key_of(value) -> int:
     """The key of one element; raises ValueError for what can't be an element."""
     if isinstance(value, (bool, np.bool_)):
@@ -33,9 +59,11 @@ def key_of(value) -> int:
         return intern(value)
     if isinstance(value, (int, np.integer)):
         if abs(int(value)) >= int(STRING_BASE):
-            raise ValueError(f"integer element {value} is too large")
+            raise ValueError(f"integer element {shown_int(int(value))} is too large")
         return int(value)
     if isinstance(value, (float, np.floating)) and float(value).is_integer():
+        if abs(value) >= float(STRING_BASE):
+            raise ValueError(f"integer element {value:g} is too large")
         return int(value)
     raise ValueError(f"{value!r} can't be a set element (use an integer or a string)")
 
@@ -46,15 +74,44 @@ def keys_of(values) -> np.ndarray:
         arr = values
     else:
         types = set(map(type, values))
-        if types == {str}:  # names: interned one by one, no detour through a numpy str array
-            return np.fromiter(map(intern, values), dtype=np.int64, count=len(values))
+        if types == {str}:  # names: no detour through a numpy str array
+            return intern_all(values)
         # numpy would read True as 1
         arr = None if {bool, np.bool_} & types else np.asarray(values)
     if arr is not None and arr.dtype.kind in "iu" and arr.ndim == 1:
         if len(arr) and np.abs(arr).max() >= STRING_BASE:
-            raise ValueError(f"integer element {arr[np.abs(arr).argmax()]} is too large")
+            raise ValueError(f"integer element {shown_int(int(arr[np.abs(arr).argmax()]))} is "
+                             "too large")
         return arr.astype(np.int64)
     return np.fromiter((key_of(v) for v in values), dtype=np.int64, count=len(values))
+
+
+def shown_int(value: int) -> str:
+    """An integer for a message: in full up to 24 digits, else its size (str() of one past
+    4300 digits raises)."""
+    if abs(value) < 10**24:
+        return str(value)
+    return f"{'-' if value < 0 else ''}1e{int(abs(value).bit_length() * 0.30103)} (about)"
+
+
+def number_keys(values: np.ndarray) -> np.ndarray:
+    """Keys of numbers used as elements (a subscript, a membership test): an integer within
+    the element range is its own key, any other number `NO_KEY` (an unchecked cast would
+    truncate 2.5 to 2 and wrap 1e19 around int64)."""
+    values = np.asarray(values)
+    if values.dtype.kind in "iu":
+        big = np.abs(values.astype(float)) >= float(STRING_BASE)
+        return np.where(big, NO_KEY, values.astype(np.int64))
+    with np.errstate(invalid="ignore"):
+        ok = (np.abs(values) < float(STRING_BASE)) & (values == np.round(values))
+    return np.where(ok, np.where(ok, values, 0).astype(np.int64), NO_KEY)
+
+
+def whole_keys(values: np.ndarray) -> np.ndarray | None:
+    """`number_keys` of numbers that must all be elements (a set literal, a range's bounds),
+    or None when one is not an integer within the element range."""
+    keys = number_keys(values)
+    return None if np.any(keys == NO_KEY) else keys
 
 
 def element_of(key: int) -> int | str:

@@ -15,17 +15,29 @@ import scipy.sparse as sp
 
 from .. import ast
 from ..errors import DflError
-from .elements import STRING_BASE, SetValue, format_key, intern, is_string_key
+from .elements import (
+    ELEMENT_RANGE,
+    STRING_BASE,
+    SetValue,
+    format_key,
+    intern,
+    is_string_key,
+    number_keys,
+    whole_keys,
+)
 from .entities import Domain, Entity
 from .frame import Column, Frame, RowRanges, join
+from .macros import uncached_uses
 from .nonlinear import NL, AtomNode
 from .poly import Poly
+from .sizes import check_count
 from .values import (
     EvalError,
     Val,
     add,
     aligned_array,
     divide,
+    entrywise_sum,
     expand,
     flat_data,
     index_map,
@@ -54,6 +66,10 @@ _COMPARE = {
     "<": np.less,
     ">": np.greater,
 }
+
+
+# the largest |p| of `e ^ p` on variables that CVXPY's `power` takes (2048 fails there)
+MAX_POWER = 2048
 
 
 @dataclass
@@ -110,7 +126,10 @@ class Evaluator:
         return v.payload
 
     def index(self, index: ast.SetIndex, frame: Frame) -> Frame:
-        return join(frame, index.items, index.filter, self.set_of, self.mask)
+        try:
+            return join(frame, index.items, index.filter, self.set_of, self.mask)
+        except EvalError as exc:  # (a product or ranges over the cap)
+            raise DflError(str(exc), index.pos, hint=exc.hint) from None
 
     def domain(self, index: ast.Index | None) -> Domain:
         """The entries of a declaration's index."""
@@ -129,6 +148,11 @@ class Evaluator:
                 size = self._int_scalar(dim, root, "a shape's size")
                 if size < 0:
                     raise DflError(f"a shape's size must be >= 0, got {size}", dim.pos)
+                try:
+                    check_count(size, "this axis")
+                    check_count(math.prod(s.n for s in sets) * size, "this shape")
+                except EvalError as exc:
+                    raise DflError(str(exc), dim.pos, hint=exc.hint) from None
                 sets.append(SetValue(np.arange(size, dtype=np.int64)))
             items = tuple(
                 ast.IndexItem((f"#axis{k}",), ast.Name(f"#axis{k}"), pos=d.pos)
@@ -192,9 +216,11 @@ class Evaluator:
     def _macro(self, entity: Entity) -> Val:
         cached = self._macros.get(entity.name)
         if cached is None:
-            decl = entity.decl
-            assert isinstance(decl, ast.ExprDecl)
-            cached = self.value(decl.body, entity.domain.frame)
+            # the exprs this one uses first, earliest first: each then finds its own in the
+            # cache, so a chain of 160 `expr`s costs no deeper recursion than one
+            for used in uncached_uses(entity, self.ctx.entities, self._macros):
+                self._macros[used.name] = self.value(used.decl.body, used.domain.frame)
+            cached = self.value(entity.decl.body, entity.domain.frame)
             self._macros[entity.name] = cached
         return cached
 
@@ -219,10 +245,11 @@ class Evaluator:
             if v.symbolic or v.kind in ("set", "bool") or v.shape != ():
                 raise DflError("a subscript must be one element", arg.pos)
             keys = np.asarray(v.payload)
-            if keys.dtype.kind == "f":
-                if not np.all(np.isfinite(keys)) or not np.all(keys == np.round(keys)):
-                    raise DflError("a subscript must be an integer or an element", arg.pos)
-                keys = keys.astype(np.int64)
+            if v.kind != "elem":
+                keys = whole_keys(keys)
+                if keys is None:
+                    raise DflError("a subscript must be an element: one of the "
+                                   f"{ELEMENT_RANGE}, or a string", arg.pos)
             cols.append(Column(np.atleast_1d(keys).astype(np.int64)))
             framed = framed or v.framed
         n = frame.n if framed else 1
@@ -303,10 +330,11 @@ class Evaluator:
             k = np.asarray(v.payload)
             if k.dtype.kind == "f" and not np.all(k == np.round(k)):
                 raise DflError("a subscript must be an integer", arg.pos)
+            outside = (k < 0) | (k >= size)  # compared before the cast, which would wrap
+            if np.any(outside):
+                raise DflError(f"index {np.ravel(k)[np.argmax(np.ravel(outside))]:g} is outside "
+                               f"0..{size - 1}", arg.pos)
             k = k.astype(np.int64)
-            if np.any((k < 0) | (k >= size)):
-                bad = int(np.ravel(k)[np.nonzero(np.ravel((k < 0) | (k >= size)))[0][0]])
-                raise DflError(f"index {bad} is outside 0..{size - 1}", arg.pos)
             framed = framed or v.framed
             ints.append(("int", k, v.framed))
         rest = list(whole.shape[len(node.args):])
@@ -347,7 +375,7 @@ class Evaluator:
         if v.symbolic or v.framed or v.shape != ():
             raise DflError(f"{what} must be one integer from data", node.pos)
         value = float(np.asarray(v.payload))
-        if not value.is_integer():
+        if not value.is_integer():  # (inf and nan too)
             raise DflError(f"{what} must be an integer, got {value:g}", node.pos)
         return int(value)
 
@@ -407,6 +435,11 @@ class Evaluator:
                 raise EvalError("`^` overflows: the result is too large for a float")
             return Val(out, framed, shape)
         p = float(np.asarray(exponent.payload).ravel()[0])
+        if not abs(p) < MAX_POWER:
+            raise DflError(f"an exponent on variables must be below {MAX_POWER} in size, got "
+                           f"{p:g}", node.exponent.pos,
+                           hint="CVXPY writes x^p as a rational power (denominator up to "
+                                "1024), and fails beyond this")
         if p == 1:
             return base
         if p == 0:  # a constant (the checker calls it one): no atom for a backend to refuse
@@ -455,8 +488,8 @@ class Evaluator:
             keys = np.broadcast_to(keys, (frame.n,))
             inside = (keys >= the_set.lo) & (keys <= the_set.hi)
             return Val(inside, True, (), "bool")
-        if keys.dtype.kind == "f":
-            keys = keys.astype(np.int64)
+        if element.kind != "elem":  # 2.5 is in no set (a cast would truncate it to 2)
+            keys = number_keys(keys)
         inside = the_set.position(np.atleast_1d(keys).ravel()) >= 0
         return Val(inside.reshape(keys.shape), element.framed, element.shape, "bool")
 
@@ -534,6 +567,8 @@ class Evaluator:
         g = body.size
         row_starts = starts * g
         if node.op == "sum":
+            if body.symbolic and g != 1:  # entry c of group p sums entry c of its rows
+                return Val(entrywise_sum(body.payload, starts, g), True, body.shape)
             if body.symbolic:
                 return Val(body.payload.segment_sum(row_starts), True, body.shape)
             flat = np.asarray(body.payload).reshape(child.n, g)
@@ -555,18 +590,21 @@ class Evaluator:
     def _v_Range(self, node: ast.Range, frame: Frame) -> Val:
         lo = self.number(node.lo, frame)
         hi = self.number(node.hi, frame)
+        bounds = []
         for side, v in ((node.lo, lo), (node.hi, hi)):
-            arr = np.asarray(v.payload)
             if v.symbolic or v.shape != ():
                 raise DflError("a range's bounds must be integers from data", side.pos)
-            if arr.dtype.kind == "f" and not np.all(arr == np.round(arr)):
-                raise DflError("a range's bounds must be integers", side.pos)
+            keys = whole_keys(np.asarray(v.payload))
+            if keys is None:
+                raise DflError(f"a range's bounds must be {ELEMENT_RANGE}", side.pos)
+            bounds.append(keys)
         if not lo.framed and not hi.framed:
-            a, b = int(np.asarray(lo.payload)), int(np.asarray(hi.payload))
+            a, b = int(bounds[0]), int(bounds[1])
+            check_count(max(b - a + 1, 0), f"the range {a}..{b}")
             return Val(SetValue(np.arange(a, b + 1, dtype=np.int64)), kind="set")
         n = frame.n
-        lo_arr = np.broadcast_to(np.asarray(lo.payload).astype(np.int64), (n,))
-        hi_arr = np.broadcast_to(np.asarray(hi.payload).astype(np.int64), (n,))
+        lo_arr = np.broadcast_to(bounds[0], (n,))
+        hi_arr = np.broadcast_to(bounds[1], (n,))
         return Val(RowRanges(lo_arr, hi_arr), True, (), "set")
 
     def _v_SetLiteral(self, node: ast.SetLiteral, frame: Frame) -> Val:
@@ -576,10 +614,11 @@ class Evaluator:
             if v.framed or v.symbolic or v.shape != ():
                 raise DflError("a set literal lists fixed elements", element.pos)
             key = np.asarray(v.payload)
-            if key.dtype.kind == "f":
-                if not float(key).is_integer():
-                    raise DflError("a set element must be an integer or a string", element.pos)
-                key = key.astype(np.int64)
+            if v.kind != "elem":
+                key = whole_keys(key)
+                if key is None:
+                    raise DflError(f"a set element must be a string or one of the "
+                                   f"{ELEMENT_RANGE}", element.pos)
             keys.append(int(key))
         the_set = SetValue(np.asarray(keys, dtype=np.int64).reshape(-1, 1))
         if len(the_set.duplicates()):
@@ -815,6 +854,7 @@ def _logical(fn, a: Val, b: Val, frame: Frame) -> Val:
 def _cross(a: SetValue | RowRanges, b: SetValue | RowRanges) -> SetValue:
     if isinstance(a, RowRanges) or isinstance(b, RowRanges):
         raise EvalError("a cross product of ranges that depend on dummies is not supported")
+    check_count(a.n * b.n, "this product")
     left = np.repeat(a.keys, b.n, axis=0)
     right = np.tile(b.keys, (a.n, 1))
     return SetValue(np.concatenate([left, right], axis=1))

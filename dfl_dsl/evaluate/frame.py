@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .elements import SetValue, combine_columns
+from .sizes import check_count
 
 _bindings = itertools.count(1)
 
@@ -178,6 +179,7 @@ def _cross(frame: Frame, names, the_set: SetValue) -> Frame:
     new ones tile."""
     candidates = _alike(names, the_set.keys)
     times = len(candidates)
+    check_count(frame.n * times, "this index")
     columns = {k: c.repeat(times) for k, c in frame.columns.items()}
     columns.update(_columns(the_set, names, candidates, tiles=frame.n))
     return Frame(frame.n * times, columns, frame.parent, np.repeat(frame.parent_idx, times))
@@ -191,6 +193,7 @@ def _expand_ranges(frame: Frame, name: str, ranges: RowRanges, bound: bool) -> F
         keep = np.nonzero((keys >= lo) & (keys <= hi))[0]
         return _extend(frame, keep, {})
     counts = np.maximum(hi - lo + 1, 0)
+    check_count(int(counts.sum(dtype=float)), "this index")  # (float: no int64 wrap)
     rows = np.repeat(np.arange(frame.n, dtype=np.int64), counts)
     offsets = np.arange(len(rows), dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
     return _extend(frame, rows, {name: Column(lo[rows] + offsets)})

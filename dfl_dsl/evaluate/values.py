@@ -285,6 +285,16 @@ def segment_sum(payload, starts: np.ndarray):
     return segment_sum_values(np.asarray(payload), starts)
 
 
+def entrywise_sum(payload: Poly | NL, starts: np.ndarray, g: int) -> Poly | NL:
+    """Σ over each row group of a body with `g` entries per row (rows frame-major, entries
+    in C order): entry c of group p sums entry c of the group's rows, one sparse row map."""
+    n, rows = len(starts) - 1, int(starts[-1])
+    group = np.repeat(np.arange(n, dtype=np.int64), np.diff(starts))
+    out = np.repeat(group, g) * g + np.tile(np.arange(g, dtype=np.int64), rows)
+    gather = sp.csr_array((np.ones(len(out)), (out, np.arange(len(out)))), shape=(n * g, rows * g))
+    return payload.rowmap(gather)
+
+
 def reduce_shape(v: Val, n: int, width: int, how: str = "sum") -> Val:
     """Sum (or another reduction) over the whole per-row array, keeping the frame axis."""
     g = v.size

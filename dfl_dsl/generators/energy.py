@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .pyepo_compatible import GeneratedData
+from .pyepo_compatible import GeneratedData, check_size
 
 _RHO = 0.7
 
@@ -55,6 +55,7 @@ def energy(num_data: int = 300, num_features: int = 5, deg: int = 2, noise: floa
         raise ValueError(f"horizon must be >= 4, got {horizon}")
     if not np.isfinite(noise) or noise < 0:
         raise ValueError(f"noise must be a finite number >= 0, got {noise}")
+    check_size(num_data, num_features + 2 * draws * horizon)  # eps and price
     rnd = np.random.RandomState(seed)
     instance = _instance(rnd, horizon, jobs, machines)  # first: the same for any num_data
     n, p = num_data, num_features

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .pyepo_compatible import GeneratedData, portfolio_mean
+from .pyepo_compatible import GeneratedData, check_size, portfolio_mean
 
 
 def portfolio_cvar(num_data: int = 1000, num_features: int = 5, num_assets: int = 50,
@@ -28,6 +28,7 @@ def portfolio_cvar(num_data: int = 1000, num_features: int = 5, num_assets: int 
         raise ValueError(f"noise_level must be a finite number >= 0, got {noise_level}")
     if not 0 <= alpha < 1:
         raise ValueError(f"alpha must be in [0, 1), got {alpha}")
+    check_size(num_data, num_features + draws * (num_features + 2 * num_assets))
     rnd = np.random.RandomState(seed)
     n, p, m = num_data, num_features, num_assets
     x, mean, L = portfolio_mean(rnd, n, p, m, deg, noise_level)

@@ -12,6 +12,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..evaluate.sizes import check_count
+from ..evaluate.values import EvalError
+
 
 @dataclass
 class GeneratedData:
@@ -41,6 +44,16 @@ def _check(deg: int, noise: float, **sizes: int) -> None:
             raise ValueError(f"{name} must be a positive integer, got {size}")
 
 
+def check_size(num_data: int, per_sample: int) -> None:
+    """Refuse up front what would allocate more than the size cap (`evaluate.sizes`):
+    `--num-data 100000000000` was a MemoryError (3.6 TiB) after the checks had passed."""
+    try:
+        check_count(int(num_data) * int(per_sample), f"{int(num_data):,} samples", 8,
+                    "give fewer samples")
+    except EvalError as exc:
+        raise ValueError(f"{exc} ({exc.hint})") from None
+
+
 def grid_arcs(rows: int, cols: int) -> list[tuple[int, int]]:
     """PyEPO's arc order on a grid: per row, the rightward arcs, then the downward ones."""
     arcs = []
@@ -66,9 +79,10 @@ def shortest_path(num_data: int = 1000, num_features: int = 5, grid: tuple[int, 
            grid_cols=grid[1])
     if grid[0] * grid[1] < 2:  # no arcs: `cost` would have no entries, nothing to learn
         raise ValueError(f"a {grid[0]}x{grid[1]} grid has no arcs; give at least 2 nodes")
+    d = (grid[0] - 1) * grid[1] + (grid[1] - 1) * grid[0]
+    check_size(num_data, num_features + 2 * d)  # x, c and the noise
     rnd = np.random.RandomState(seed)
     n, p = num_data, num_features
-    d = (grid[0] - 1) * grid[1] + (grid[1] - 1) * grid[0]
     B = rnd.binomial(1, 0.5, (d, p))
     x = rnd.normal(0, 1, (n, p))
     c = (x @ B.T / np.sqrt(p) + 3) ** deg + 1
@@ -86,6 +100,7 @@ def knapsack(num_data: int = 1000, num_features: int = 5, num_items: int = 32, d
     """weights ~ U{3.00..7.99}; values = ⌈5[(Bx/√p + 3)^deg + 1] / 3.5^deg · ε⌉ (PyEPO)."""
     _check(deg, noise_width, num_data=num_data, num_features=num_features, num_items=num_items,
            dim=dim)
+    check_size(num_data, num_features + 2 * num_items)
     rnd = np.random.RandomState(seed)
     n, p, m = num_data, num_features, num_items
     weights = rnd.choice(range(300, 800), size=(dim, m)) / 100
@@ -119,6 +134,7 @@ def portfolio(num_data: int = 1000, num_features: int = 5, num_assets: int = 50,
     portfolio model."""
     _check(deg, noise_level, num_data=num_data, num_features=num_features,
            num_assets=num_assets)
+    check_size(num_data, 2 * (num_features + num_assets))
     rnd = np.random.RandomState(seed)
     n, p, m = num_data, num_features, num_assets
     x, r, L = portfolio_mean(rnd, n, p, m, deg, noise_level)

@@ -17,6 +17,7 @@ from lark.grammar import NonTerminal
 
 from .. import ast
 from ..errors import DflError, did_you_mean
+from .depth import check_depth
 
 KEYWORDS = frozenset(
     "set param var minimize maximize subject to expr model in within binary integer int "
@@ -32,10 +33,6 @@ _STATEMENT_STARTS = frozenset(
 # Tokens an expression can end with (for the "missing operator" hint).
 _OPERAND_ENDS = frozenset("NAME NUMBER STRING INF RPAR RSQB RBRACE TRANSPOSE".split())
 _OPERAND_STARTS = frozenset("NAME NUMBER STRING INF LPAR".split())
-
-# Deeper expressions are refused: every later stage (checker, binder, compiler) walks the tree
-# recursively, and a pathological model must end in an error, not in a RecursionError.
-MAX_NESTING = 100
 
 
 LARK_OPTIONS = dict(
@@ -83,10 +80,28 @@ def _pos(meta_or_token) -> ast.Pos:
     )
 
 
-def _number(text: str) -> int | float:
-    if any(c in text for c in ".eE"):
-        return float(text)
-    return int(text)
+def _number(token) -> int | float:
+    """A literal's value: an int where int64 holds it (as numpy would), else a float; one
+    that overflows a float is an error (`1e999` silently read as `inf` hid typos)."""
+    text = str(token)
+    if not any(c in text for c in ".eE") and len(text) < 19:  # (2^63 has 19 digits)
+        return int(text)
+    value = float(text) if any(c in text for c in ".eE") else _big_int(text)
+    if value != value or value in (float("inf"), float("-inf")):
+        raise DflError(f"the number {_shortened(text)} is too large for a float (the largest "
+                       "is about 1.8e308)", _pos(token), hint="write `inf` for infinity")
+    return value
+
+
+def _big_int(text: str) -> int | float:
+    value = int(text)
+    if value < 1 << 63:
+        return value
+    return float(value) if len(text) <= 309 else float("inf")  # (float() raises past that)
+
+
+def _shortened(text: str) -> str:
+    return text if len(text) <= 24 else f"{text[:10]}...{text[-6:]} ({len(text)} digits)"
 
 
 class _ToAst:
@@ -267,7 +282,7 @@ class _ToAst:
         return ast.Transpose(c[0], pos=_pos(meta))
 
     def number(self, meta, c):
-        return ast.Number(_number(str(c[0])), pos=_pos(c[0]))
+        return ast.Number(_number(c[0]), pos=_pos(c[0]))
 
     def string(self, meta, c):
         return ast.String(str(c[0])[1:-1], pos=_pos(c[0]))
@@ -303,31 +318,12 @@ def parse(text: str, filename: str = "<string>") -> ast.Model:
         tree = _lark().parse(text)
     except UnexpectedInput as exc:
         raise _syntax_error(exc, text).located(filename, text) from None
-    statements = _ToAst().transform(tree)
     try:
-        _check_nesting(statements)
+        statements = _ToAst().transform(tree)
+        check_depth(statements)
     except DflError as exc:
         raise exc.located(filename, text) from None
     return ast.Model(tuple(statements), source=text, filename=filename)
-
-
-def _check_nesting(statements: list[ast.Statement]) -> None:
-    """Refuse expressions nested more than `MAX_NESTING` deep (iteratively: no recursion)."""
-    stack: list[tuple[ast.Node, int]] = [(s, 0) for s in statements]
-    while stack:
-        node, depth = stack.pop()
-        if depth > MAX_NESTING:
-            raise DflError(
-                f"this expression is nested too deeply (more than {MAX_NESTING} levels)",
-                node.pos,
-                hint="split it into named parts with `expr NAME = ...;`, "
-                "and write long sums as `sum{...}`",
-            )
-        for value in node.__dict__.values():
-            if isinstance(value, ast.Node):
-                stack.append((value, depth + 1))
-            elif isinstance(value, tuple):
-                stack.extend((v, depth + 1) for v in value if isinstance(v, ast.Node))
 
 
 # ---------------------------------------------------------------- friendly syntax errors

@@ -39,6 +39,52 @@ class Batch:
     objective: np.ndarray  # (B,) canonical ĉᵀw (without the constant c0)
 
 
+def training_form(inst) -> LinearForm:
+    """The instance's LinearForm, or why the decision-focused losses can't train it: they need
+    `predicted` params (only), entering a linear objective of an LP or MILP."""
+    if not inst.predicted:
+        raise DflError(
+            "the model has no `predicted` param to learn",
+            hint="mark the numbers a network predicts with `: predicted`",
+            filename=inst.model.filename,
+        )
+    if inst.uncertain:
+        raise DflError(
+            "a model with both `predicted` and `uncertain` params can't be trained yet",
+            hint="train the `predicted` params with the `uncertain` ones fixed as data, or "
+                 "make them all `uncertain`", filename=inst.model.filename,
+        )
+    try:
+        form = inst.linear_form()
+    except DflError as exc:
+        if exc.hint and "--backend" in exc.hint:  # a class refusal, for `dfl solve`'s
+            exc.message = f"the decision-focused losses need an LP or MILP: {exc.message}"
+            exc.args = (exc.message,)
+            exc.hint = ("for a convex model, train through inst.layer(method='cvxpylayers')"
+                        " in Python (docs/training.md)")
+        raise
+    if form.n_theta == 0:
+        names = ", ".join(f"`{e.name}`" for e in inst.predicted)
+        raise DflError(
+            f"the predicted params ({names}) have no entries with this instance data",
+            hint="their index sets are empty: check the sets in the data",
+            filename=inst.model.filename,
+        )
+    if form.theta_in_constraints:
+        raise DflError(
+            "predicted params enter the constraints; the decision-focused losses here need "
+            "them in the objective only",
+            filename=inst.model.filename,
+        )
+    if form.is_qp:
+        raise DflError(
+            "the objective is quadratic; these losses need a linear objective (LP/MILP)",
+            hint="for QPs use inst.layer(method='cvxpylayers') or the flexqp backend",
+            filename=inst.model.filename,
+        )
+    return form
+
+
 class Oracle:
     """Batched argmin of ĉᵀw over the instance's feasible set, by the solver `method` names
     (module docstring). `processes > 1` spreads HiGHS's solves over worker processes (or Ray
@@ -48,46 +94,7 @@ class Oracle:
     def __init__(self, inst, *, processes: int = 1, time_limit: float | None = None,
                  executor: str = "processes", ray_address: str | None = None,
                  method: str = "auto", device: str | torch.device = "cpu") -> None:
-        if not inst.predicted:
-            raise DflError(
-                "the model has no `predicted` param to learn",
-                hint="mark the numbers a network predicts with `: predicted`",
-                filename=inst.model.filename,
-            )
-        if inst.uncertain:
-            raise DflError(
-                "a model with both `predicted` and `uncertain` params can't be trained yet",
-                hint="train the `predicted` params with the `uncertain` ones fixed as data, or "
-                     "make them all `uncertain`", filename=inst.model.filename,
-            )
-        try:
-            form = inst.linear_form()
-        except DflError as exc:
-            if exc.hint and "--backend" in exc.hint:  # a class refusal, for `dfl solve`'s
-                exc.message = f"the decision-focused losses need an LP or MILP: {exc.message}"
-                exc.args = (exc.message,)
-                exc.hint = ("for a convex model, train through inst.layer(method='cvxpylayers')"
-                            " in Python (docs/training.md)")
-            raise
-        if form.n_theta == 0:
-            names = ", ".join(f"`{e.name}`" for e in inst.predicted)
-            raise DflError(
-                f"the predicted params ({names}) have no entries with this instance data",
-                hint="their index sets are empty: check the sets in the data",
-                filename=inst.model.filename,
-            )
-        if form.theta_in_constraints:
-            raise DflError(
-                "predicted params enter the constraints; the decision-focused losses here need "
-                "them in the objective only",
-                filename=inst.model.filename,
-            )
-        if form.is_qp:
-            raise DflError(
-                "the objective is quadratic; these losses need a linear objective (LP/MILP)",
-                hint="for QPs use inst.layer(method='cvxpylayers') or the flexqp backend",
-                filename=inst.model.filename,
-            )
+        form = training_form(inst)
         if executor not in EXECUTORS:
             raise DflError(f"unknown executor `{executor}`",
                            hint="use one of: " + ", ".join(EXECUTORS))

@@ -131,3 +131,38 @@ def test_mixed_integer_solutions_have_no_duals():
                      "m.opt").bind(None)
     sol = inst.solve("cvxpy")
     assert sol.objective == pytest.approx(2) and sol.duals is None
+
+
+def test_a_time_limited_milp_without_a_point_is_time_limit_not_feasible():
+    # it said `feasible`, objective 0, all zeros, breaking the `>= 10` row
+    rng = np.random.default_rng(7)
+    n, m = 300, 5
+    w = rng.integers(10, 100, size=(m, n))
+    inst = bind("param n : int; param m : int; param W[m, n]; param cap[m]; param v[n];"
+                "var x[n] binary; var y >= 0; maximize f: v @ x - y;"
+                "subject to c: W @ x <= cap; subject to big: y >= 10;",
+                {"n": n, "m": m, "W": w.tolist(), "cap": (w.sum(axis=1) // 2).tolist(),
+                 "v": rng.integers(10, 100, size=n).tolist()})
+    sol = inst.solve("cvxpy", time_limit=1e-6)
+    assert sol.status == "time_limit" and sol.x is None and sol.objective is None
+    found = inst.solve("cvxpy", time_limit=30)
+    assert found.status in ("optimal", "feasible") and found.value("y") >= 10 - 1e-6
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    # Clarabel said `optimal` -5.3e-9 (x = -1.2e-18) and `unbounded` for these; the optimum is
+    # 1e-12 (HiGHS, through CVXPY, reads 1e-24 within its tolerance of 0: off by 1e-12)
+    ("var x; var y; minimize f: 1e12 * x + y; subject to c: x >= 1e-24; subject to d: y >= x;",
+     1e-12),
+    ("var x{1..3}; minimize f: 1e12 * x[1] + x[2]; subject to c: x[1] + x[2] >= 1e-24;"
+     "subject to d: x[2] >= 0; subject to e: x[1] >= 1e-24; subject to g: x[3] == x[1];", 1e-12),
+    # Clarabel: `infeasible`
+    ("var x; var y; minimize f: 1e12 * x + 1e-3 * y; subject to c: x + y >= 1;"
+     "subject to d: x >= 0; subject to e: y >= 0;", 1e-3),
+])
+def test_badly_scaled_lps_are_solved_right(text, want):
+    inst = bind(text)
+    sol = inst.solve("cvxpy")
+    assert sol.status == "optimal" and sol.message.startswith("HIGHS")
+    assert sol.objective == pytest.approx(want, abs=1e-11)
+    assert sol.objective == pytest.approx(inst.solve("highs").objective, abs=1e-11)

@@ -156,3 +156,27 @@ def test_duals_follow_highs_convention(sense):
     for row in ("cap", "eq"):
         assert ours[row][0] == pytest.approx(reference[row][0], abs=1e-5)
     assert ours["cap"][0] == pytest.approx(-sign * 1.0, abs=1e-5)  # d(obj)/d(6)
+
+
+@pytest.mark.parametrize("data", ["qp", "qp_infeasible"])
+def test_a_time_limit_short_of_feasibility_is_time_limit_with_the_iterations_run(data):
+    # it said `feasible` with a point breaking rows by up to 10 (objective -12.37 against the
+    # true -0.883), "50000 iterations", on both QPs (the second one is infeasible)
+    spec = spec_dir()
+    result = CliRunner().invoke(app, ["solve", str(spec / "qp.opt"), "--data",
+                                      str(spec / f"{data}.json"), "--backend", "flexqp",
+                                      "--time-limit", "1e-9", "--json"])
+    assert result.exit_code == 1, result.output
+    got = json.loads(result.stdout)
+    assert got["status"] == "time_limit" and got["objective"] is None
+    assert got["max_violation"] > 1e-3  # the point is kept, with what it breaks
+    assert got["iterations"] < 50_000
+    assert got["message"] == f"FlexQP ADMM, {got['iterations']} iteration" + (
+        "" if got["iterations"] == 1 else "s")
+
+
+def test_a_limit_stopped_point_that_meets_the_rows_is_feasible():
+    inst = dfl.parse("var x[2] >= 0; minimize f: sum_squares(x - 3); "
+                     "subject to c: x[0] + x[1] <= 100;").bind({})
+    sol = inst.solve("flexqp", max_iter=2)  # stops early, far inside the constraints
+    assert sol.status == "feasible" and sol.extra["iterations"] == 2

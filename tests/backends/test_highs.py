@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import copy
 import json
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -225,3 +227,25 @@ def test_a_large_indexed_atom_constraint_builds_fast(n):
     assert form.m == n + 2 * n + 1 + 2 * n  # dev, its epigraph rows, tot, its epigraph rows
     assert form.n == n + n + n
     assert elapsed < 1.0, elapsed
+
+
+HUNG_QP = """param lo{0..2}; param hi{0..2}; param c{0..2}; param A{0..2, 0..2}; param b{0..2};
+var x{i in 0..2} >= lo[i] <= hi[i];
+minimize f: sum{i in 0..2} c[i] * x[i] + 0.5 * sum_squares(x);
+subject to rows{j in 0..2}: sum{i in 0..2} A[j, i] * x[i] >= b;
+subject to cap: max(x[1], x[1]) <= 2;
+"""
+HUNG_DATA = {"c": [5, 3, 1], "A": [[-4, -3, -2], [-2, -1, 0], [1, 2, 0]], "b": [5, 3, 10],
+             "lo": [1, "-inf", 0], "hi": ["inf", 2, 2]}
+
+
+def test_an_infeasible_qp_gets_its_iis_and_returns(tmp_path):
+    """HiGHS's IIS search never returned on this QP (found by benchmarks/fuzz.py): its rows
+    are now searched as an LP's. In a child process, so that a regression fails, not hangs."""
+    (tmp_path / "m.opt").write_text(HUNG_QP)
+    (tmp_path / "d.json").write_text(json.dumps(HUNG_DATA))
+    run = subprocess.run([sys.executable, "-c", "from dfl_dsl.cli import app; app()", "solve",
+                          str(tmp_path / "m.opt"), "--data", str(tmp_path / "d.json"), "--json"],
+                         capture_output=True, text=True, timeout=120)
+    got = json.loads(run.stdout)
+    assert run.returncode == 1 and got["status"] == "infeasible" and got["iis"]

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from dfl_dsl.evaluate.elements import (
+    NO_KEY,
     STRING_BASE,
     SetValue,
     combine_columns,
@@ -15,6 +16,8 @@ from dfl_dsl.evaluate.elements import (
     is_string_key,
     key_of,
     keys_of,
+    number_keys,
+    whole_keys,
 )
 
 
@@ -105,3 +108,34 @@ def test_combine_columns_codes_agree_across_tables():
 def test_format_key():
     assert format_key(np.array([key_of("GARY"), key_of("FRA")])) == "[GARY, FRA]"
     assert format_key(3) == "[3]"
+
+
+def test_numbers_that_are_no_element_get_the_key_no_set_holds():
+    # a cast truncated 2.5 to 2 (`2.5 in S` was true) and wrapped 1e19 around int64
+    keys = number_keys(np.array([2.0, 2.5, 1e19, -1e308, np.nan, np.inf, -7.0]))
+    assert keys.tolist() == [2, NO_KEY, NO_KEY, NO_KEY, NO_KEY, NO_KEY, -7]
+    big = np.array([3, 2**63 + 5], dtype=np.uint64)
+    assert number_keys(big).tolist() == [3, NO_KEY]
+    assert whole_keys(np.array([1.0, 4.0])).tolist() == [1, 4]
+    assert whole_keys(np.array([1.0, 2.0**62])) is None
+
+
+def test_a_float_element_beyond_the_range_is_refused():
+    with pytest.raises(ValueError, match="too large"):
+        key_of(-1e308)
+    assert key_of(-3.0) == -3
+
+
+def test_interning_in_bulk_agrees_with_one_by_one():
+    from dfl_dsl.evaluate.elements import intern_all
+
+    fresh = intern_all(["bulk-p", "bulk-q", "bulk-p", "bulk-r"])  # new, with a repeat
+    assert fresh[0] == fresh[2] == intern("bulk-p") and len(set(fresh.tolist())) == 3
+    assert [element_of(k) for k in fresh] == ["bulk-p", "bulk-q", "bulk-p", "bulk-r"]
+    mixed = intern_all(["bulk-q", "bulk-s", "bulk-s"])  # one known, one new twice
+    assert mixed[0] == fresh[1] and mixed[1] == mixed[2] == intern("bulk-s")
+    known_and_new = intern_all(["bulk-t", "bulk-q", "bulk-u"])  # new ones filled in
+    assert known_and_new[1] == fresh[1] and known_and_new[2] == known_and_new[0] + 1
+    assert [element_of(k) for k in known_and_new] == ["bulk-t", "bulk-q", "bulk-u"]
+    distinct = intern_all([f"bulk-{k}" for k in range(5)])  # the consecutive codes
+    assert np.diff(distinct).tolist() == [1, 1, 1, 1] and element_of(distinct[4]) == "bulk-4"

@@ -408,3 +408,57 @@ def test_a_variable_to_the_power_zero_is_one(backend):
                 "minimize o: x^0 + x + sum{i in 0..1} v[i]^0 + sum(v^0) + sum(v);")
     assert inst.model.klass.name == "LP"
     assert inst.solve(backend).objective == pytest.approx(5.5, abs=1e-7)
+
+
+# ---------------------------------------------------------------------- hardening (#19)
+@pytest.mark.parametrize(("text", "message", "at"), [
+    ('set S = {-1e308, 2}; var x{S};', "a set element must be a string or one of the integers",
+     "-1e308"),
+    ("set S = 1..9223372036854775810; var x{S};", "a range's bounds must be integers between",
+     "922"),
+    ("var x[3]; minimize f: x[1e20];", r"index 1e\+20 is outside 0..2", "1e20"),
+    ("set S = 1..3; var x{S}; minimize f: x[1e20];", "a subscript must be an element", "1e20"),
+    ("var x >= 0; minimize f: x ^ 1e308;", "an exponent on variables must be below 2048",
+     "1e308"),
+])
+def test_numbers_too_large_for_their_place_are_located_errors(text, message, at):
+    with pytest.raises(DflError, match=message) as info:
+        bind(text).compile()
+    assert info.value.pos.column == text.index(at) + 1
+
+
+def test_a_number_that_is_no_integer_is_in_no_set():
+    inst = bind("set S = 1..3; var x; minimize f: (if 2.5 in S then 1 else 0) * x + "
+                "(if 2 in S then 10 else 0) * x; subject to c: x == 1;")
+    assert inst.solve("highs").objective == pytest.approx(10.0)
+
+
+def test_a_sum_whose_body_is_a_vector_sums_each_entry():
+    # the body x[i] * b has shape [2]: its two entries were summed into one row (or crashed)
+    inst = bind("param b{1..2}; var x{1..4} >= 0; minimize f: sum{i in 1..4} x[i];"
+                "subject to c: sum{i in 1..4} x[i] * b >= b * 3;"
+                "subject to d{j in 1..2}: sum{i in 1..4} (i * x[i]) * b >= 1;",
+                {"b": [1, 2]})
+    rows = {r.name: r for r in inst.compile().constraints}
+    assert rows["c"].count == 2 and rows["d"].count == 4
+    z = np.array([1.0, 2.0, 3.0, 4.0])
+    assert poly_at(rows["c"].body, z) == pytest.approx([10.0 - 3.0, 20.0 - 6.0])
+    assert poly_at(rows["d"].body, z) == pytest.approx([29.0, 59.0, 29.0, 59.0])  # minus 1
+    assert inst.solve("highs").objective == pytest.approx(3.0)
+
+
+@pytest.mark.parametrize("objective", ["(M @ y) ^ 0", "if 0.5 <= a then y[0] else 2 * y[1]"])
+def test_an_objective_whose_data_makes_it_a_vector_is_a_located_error(objective):
+    text = f"param n : int; param M[n, n]; param a[n]; var y[n]; minimize f: {objective};"
+    with pytest.raises(DflError, match=r"must be a scalar number, got an array of shape \[2\]") \
+            as info:
+        bind(text, {"n": 2, "M": [[1, 2], [3, 4]], "a": [1, 2]}).compile()
+    assert info.value.pos.column == text.index(objective) + 1
+
+
+def test_a_long_chain_of_exprs_evaluates_without_deep_recursion():
+    # 160 chained exprs passed `dfl check` and hit RecursionError in `dfl solve`
+    lines = ["var x >= 0;", "expr e0 = x;"]
+    lines += [f"expr e{k} = e{k - 1} + 1;" for k in range(1, 3000)]
+    inst = bind("\n".join(lines + ["minimize f: e2999;"]))
+    assert inst.solve("highs").objective == pytest.approx(2999.0)

@@ -132,3 +132,10 @@ def test_instances_bind_to_the_example_models():
     sol = inst.solve()
     assert sol.status == "optimal"
     assert np.asarray(sol.value("w")).sum() == pytest.approx(1.0, abs=1e-6)
+
+
+@pytest.mark.parametrize("name", ["shortest_path", "knapsack", "portfolio", "energy",
+                                  "portfolio_cvar"])
+def test_a_data_set_beyond_the_size_cap_is_refused_before_allocating(name):
+    with pytest.raises(ValueError, match="100,000,000,000 samples would have .* entries"):
+        GENERATORS[name](num_data=10**11)

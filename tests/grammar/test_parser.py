@@ -11,7 +11,8 @@ from lark import Lark
 
 from dfl_dsl import ast
 from dfl_dsl.errors import DflError
-from dfl_dsl.grammar.parser import LARK_OPTIONS, MAX_NESTING, _ToAst, grammar_text, parse
+from dfl_dsl.grammar.depth import MAX_NESTING
+from dfl_dsl.grammar.parser import LARK_OPTIONS, _ToAst, grammar_text, parse
 
 SPEC = Path(__file__).parents[2] / ".." / "shared" / "spec"
 SPEC_MODELS = sorted(SPEC.glob("*.opt")) if SPEC.is_dir() else []
@@ -443,3 +444,25 @@ def test_a_byte_order_mark_is_not_a_character_of_the_model() -> None:
     with pytest.raises(DflError) as info:
         parse("\ufeffset I\nparam c;\n", "bom.opt")
     assert (info.value.pos.line, info.value.pos.column) == (1, 6)
+
+
+@pytest.mark.parametrize(("literal", "value"), [
+    ("9223372036854775807", 9223372036854775807),  # int64's largest stays an int
+    ("9223372036854775808", 9.223372036854775808e18),  # beyond it, a float (as numpy reads it)
+    ("1" + "0" * 300, 1e300),
+    ("1.5e3", 1500.0),
+])
+def test_integer_literals_beyond_int64_are_floats(literal, value):
+    model = parse(f"param a = {literal};")
+    number = model.statements[0].value
+    assert number.value == value and type(number.value) is type(value)
+
+
+@pytest.mark.parametrize("literal", ["9" * 320, "1e999", "1.0e309"])
+def test_a_literal_too_large_for_a_float_is_a_located_error(literal):
+    # 310-digit integers were an internal OverflowError; 1e999 silently became inf
+    text = f"param n : int;\nvar x[{literal}];"
+    with pytest.raises(DflError, match="too large for a float") as info:
+        parse(text, "m.opt")
+    assert (info.value.pos.line, info.value.pos.column) == (2, 7)
+    assert info.value.hint == "write `inf` for infinity"

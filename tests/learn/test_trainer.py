@@ -448,3 +448,66 @@ def test_risk_regret_of_data_sets_in_turn(scenario_trained, portfolio):
         assert scenario_trained.risk_regret(one) == fresh[len(ids) % 2 - 1]
         del one
     assert fresh[0] != fresh[1]
+
+
+# ---------------------------------------------------------------------- malformed checkpoints
+# (safe to load — weights_only — but they were KeyErrors, "unhashable" TypeErrors, torch
+# RuntimeErrors, a confusing "predicts 32 values; has 32", or NaN weights loaded silently)
+def _corrupt(state: dict, change) -> dict:
+    change(state)
+    return state
+
+
+def _nan(state: dict) -> None:
+    name = next(iter(state["state_dict"]))
+    state["state_dict"][name] = torch.full_like(state["state_dict"][name], float("nan"))
+
+
+def _wrong_shape(state: dict) -> None:
+    name = next(iter(state["state_dict"]))
+    state["state_dict"][name] = torch.zeros(3, 3)
+
+
+PREDICTOR_CASES = [
+    (lambda s: s.pop("model_hash"), "has no `model_hash`"),
+    (lambda s: s.pop("predictor"), "has no `predictor`"),
+    (lambda s: s["predictor"].pop("kind"), "has no `predictor.kind`"),
+    (lambda s: s.update(format=["dfl-dsl/checkpoint-1"]), "not a dfl-dsl checkpoint"),
+    (lambda s: s.update(model_hash={"a": 1}), "`model_hash` should be text"),
+    (lambda s: s["predictor"].update(n_outputs="40"), "`predictor.n_outputs` should be a "
+                                                      "positive integer"),
+    (lambda s: s["predictor"].update(kind="forest"), "unknown predictor `forest`"),
+    (lambda s: s.update(state_dict=[1, 2]), "`state_dict` should be a mapping"),
+    (lambda s: s["state_dict"].update(extra=3), "`state_dict` should be a mapping of weight"),
+    (_wrong_shape, "weights don't fit its predictor: .*size mismatch"),
+    (_nan, "holds NaN or infinite values"),
+]
+
+
+@pytest.mark.parametrize(("change", "message"), PREDICTOR_CASES)
+def test_a_malformed_predictor_checkpoint_is_a_clear_error(trained, sp_inst, tmp_path, change,
+                                                           message):
+    path = tmp_path / "ckpt.pt"
+    trained.save(path)
+    torch.save(_corrupt(torch.load(path, weights_only=True), change), path)
+    with pytest.raises(DflError, match=message) as info:
+        load_checkpoint(path, sp_inst)
+    assert info.value.filename == str(path)
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (lambda s: s.pop("seed"), "has no `seed`"),
+    (lambda s: s["generative"].update(dim=True), "`generative.dim` should be a positive"),
+    (lambda s: s.update(scenarios=0), "`scenarios` should be a positive integer"),
+    (lambda s: s["generative"].update(kind="gan"), "unknown generative model `gan`"),
+    (_wrong_shape, "weights don't fit its generative model"),
+    (_nan, "holds NaN or infinite values"),
+])
+def test_a_malformed_scenario_checkpoint_is_a_clear_error(scenario_trained, portfolio, tmp_path,
+                                                          change, message):
+    inst, _ = portfolio
+    path = tmp_path / "gen.pt"
+    scenario_trained.save(path)
+    torch.save(_corrupt(torch.load(path, weights_only=True), change), path)
+    with pytest.raises(DflError, match=message):
+        ScenarioTrainer.from_checkpoint(path, inst)

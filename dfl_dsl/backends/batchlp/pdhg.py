@@ -27,6 +27,7 @@ from dataclasses import dataclass, fields
 
 import torch
 
+from .graphs import Captured
 from .problem import BatchLP
 
 SUFFICIENT, NECESSARY, ARTIFICIAL = 0.2, 0.8, 0.36
@@ -164,18 +165,19 @@ def check_restart(lp: BatchLP, s: State) -> torch.Tensor:
 
 
 class Iterations:
-    """`check_every` PDHG iterations and one restart check, as one call. On CUDA the block is
-    captured in a CUDA graph the first time and replayed after (one launch instead of a few
-    hundred kernel launches, which is what small LPs cost on a GPU); `graphs=False`, a CPU,
-    or a failed capture run it eagerly."""
+    """`check_every` PDHG iterations and one restart check, as one call — on CUDA one CUDA
+    graph replay (`Captured`) instead of a few hundred kernel launches, which is what small
+    LPs cost on a GPU. The state is updated in place; `run()` returns each sample's relative
+    KKT error."""
 
     def __init__(self, lp: BatchLP, state: State, eta: float, check_every: int,
                  graphs: bool = True) -> None:
         self.lp, self.state, self.eta, self.check_every = lp, state, eta, check_every
-        self.use_graph = graphs and state.x.is_cuda
-        self.graph = None
-        self.relative: torch.Tensor | None = None
-        self.captured = False
+        self.block = Captured(self._block, graphs and state.x.is_cuda)
+
+    @property
+    def captured(self) -> bool:
+        return self.block.captured
 
     def _block(self) -> torch.Tensor:
         for _ in range(self.check_every):
@@ -183,28 +185,4 @@ class Iterations:
         return check_restart(self.lp, self.state)
 
     def run(self) -> torch.Tensor:
-        """Run the block; returns the relative KKT error per sample (B,)."""
-        if not self.use_graph:
-            return self._block()
-        if self.graph is None:
-            try:
-                self._capture()
-            except RuntimeError:
-                self.use_graph = False
-                return self._block()
-            return self.relative  # the warm-up ran one block already
-        self.graph.replay()
-        return self.relative
-
-    def _capture(self) -> None:
-        side = torch.cuda.Stream()
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side):
-            self._block()  # warm-up (real iterations): allocations settle before capture
-        torch.cuda.current_stream().wait_stream(side)
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            self.relative = self._block()
-        self.graph = graph
-        self.captured = True
-        graph.replay()
+        return self.block()

@@ -68,6 +68,15 @@ class Scaling:
 
 
 def precondition(K: RowOperator, ruiz_iterations: int = 10) -> Scaling:
+    """The diagonal preconditioner of K (`_precondition`), kept on a shared K so a feasible
+    set solved again and again is scaled once."""
+    if not K.shared:
+        return _precondition(K, ruiz_iterations)
+    return K.derived(("precondition", ruiz_iterations),
+                      lambda: _precondition(K, ruiz_iterations))
+
+
+def _precondition(K: RowOperator, ruiz_iterations: int) -> Scaling:
     """Ruiz equilibration (∞-norm, `ruiz_iterations` passes) followed by one Pock–Chambolle
     pass (α = 1), the preconditioner of PDLP (Applegate et al., "Practical large-scale linear
     programming using primal-dual hybrid gradient", NeurIPS 2021, §3.3): it brings every row
@@ -98,6 +107,13 @@ def precondition(K: RowOperator, ruiz_iterations: int = 10) -> Scaling:
 
 
 def operator_norm(K: RowOperator, iterations: int = 40, seed: int = 0) -> float:
+    """‖K‖₂ (`_operator_norm`), kept on a shared K."""
+    if not K.shared:
+        return _operator_norm(K, iterations, seed)
+    return K.derived(("norm", iterations, seed), lambda: _operator_norm(K, iterations, seed))
+
+
+def _operator_norm(K: RowOperator, iterations: int, seed: int) -> float:
     """‖K‖₂ (the largest over the batch when values are per sample), by power iteration on
     KᵀK, with 5 % added: PDHG converges for τσ‖K‖² < 1 and an underestimate diverges."""
     generator = torch.Generator(device="cpu").manual_seed(seed)
@@ -111,3 +127,11 @@ def operator_norm(K: RowOperator, iterations: int = 40, seed: int = 0) -> float:
         norm = w.norm(dim=1)
         v = w
     return 1.05 * math.sqrt(max(float(norm.max()), 1e-300))
+
+
+def cholesky_solve(factor: torch.Tensor, rhs: torch.Tensor) -> torch.Tensor:
+    """(L Lᵀ)⁻¹ rhs for batches L (B, m, m), rhs (B, m), as two triangular solves: cuBLAS's
+    batched ones, which a CUDA graph can capture (torch.cholesky_solve goes through MAGMA,
+    which synchronizes with the host)."""
+    half = torch.linalg.solve_triangular(factor, rhs[:, :, None], upper=False)
+    return torch.linalg.solve_triangular(factor.mT, half, upper=True)[:, :, 0]

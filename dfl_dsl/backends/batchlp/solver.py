@@ -21,8 +21,9 @@ from .polish import certify, identify, polish
 from .problem import BatchLP, operator_norm, precondition
 
 POLISH_GATE = 1e-2  # try polishing PDHG samples whose relative KKT error is below this
-IPM_GATE = 1e-5  # and interior-point samples below this
+IPM_GATE = 1e-3  # and interior-point samples below this
 IPM_MAX_ROWS = 256  # the interior-point method factors (B, m, m) systems: small m only
+INTEGRAL = 1e-9  # an integer column's largest distance to an integer in an answer
 POLISH_ENTRIES = 2**27  # entries of the (B, m, m) factors polished at once (1 GiB in float64)
 IDENTIFY_MIN, IDENTIFY_MAX = 1e-9, 1e-3  # bounds of the identification threshold
 
@@ -88,7 +89,10 @@ class _Run:
     """One call's data, outputs and the two ways to reach them."""
 
     def __init__(self, lp: BatchLP, cfg: Settings, integer: torch.Tensor | None) -> None:
-        self.lp, self.cfg, self.integer = lp, cfg, integer
+        self.lp, self.cfg = lp, cfg
+        # None when no column is integer: polishing then skips rounding (decided here, once —
+        # a captured graph can't ask the GPU)
+        self.integer = integer if integer is not None and bool(integer.any()) else None
         self.deadline = None if cfg.time_limit is None else time.perf_counter() + cfg.time_limit
         b, n, m, device = lp.batch, lp.K.n, lp.K.m, lp.c.device
         self.out = (torch.zeros((b, n), dtype=torch.float64, device=device),
@@ -104,25 +108,25 @@ class _Run:
         return self.deadline is not None and time.perf_counter() > self.deadline
 
     def interior_point(self, active: torch.Tensor) -> None:
-        """The samples `active` by the interior-point method (`ipm`), polished as they come
-        close; finished samples leave the batch."""
+        """The samples `active` by the interior-point method (`ipm`); the whole batch is
+        polished once it is close, then again for the rest as it comes close (finished
+        samples ride along: the steps keep their shapes). Its steps factor matrices, which
+        are not captured in CUDA graphs (see `graphs`)."""
         ipm = InteriorPoint(self.scaled.select(active))
+        passes = _PolishPasses(self, active)
+        finished = torch.zeros(len(active), dtype=torch.bool, device=active.device)
         for it in range(1, self.cfg.ipm_iterations + 1):
             relative = ipm.step()
-            self.iterations[active] = it
-            gate = (relative <= IPM_GATE).nonzero().flatten()
-            if len(gate):
+            ready = (relative <= IPM_GATE) | finished
+            if bool(ready.all()) or (it % 4 == 0 and bool((ready & ~finished).any())):
                 x, y = ipm.pair()
-                tol = (10 * relative[gate]).clamp(IDENTIFY_MIN, IDENTIFY_MAX)
-                self.polish(x[gate], y[gate], tol, active[gate])
-                keep = (~self.done[active]).nonzero().flatten()
-                if len(keep) == 0:
-                    return
-                if len(keep) < len(active):
-                    active = active[keep]
-                    ipm.keep(keep)
+                tol = (10 * relative).clamp(IDENTIFY_MIN, IDENTIFY_MAX)
+                finished |= passes.run(x, y, tol, ~finished)
+                if bool(finished.all()):
+                    break
             if self.late():
-                return
+                break
+        self.iterations[active] = ipm.steps
 
     def first_order(self, xs0: torch.Tensor, ys0: torch.Tensor) -> None:
         """Restarted PDHG (`pdhg`) on the samples not done, polished every block."""
@@ -136,14 +140,20 @@ class _Run:
         sub = scaled.select(active)
         state = start(sub, xs0[active].to(dtype), ys0[active].to(dtype))
         block = Iterations(sub, state, eta, cfg.check_every, cfg.graphs)
+        # a sample is polished when its error first falls below POLISH_GATE, then again only
+        # once it has fallen tenfold since its last failed try (polishing factors m × m
+        # matrices: on large rows it costs more than many iterations)
+        gate_at = torch.full((len(active),), POLISH_GATE, dtype=torch.float64,
+                             device=active.device)
         while int(state.total.item()) < cfg.max_iterations and not self.late():
-            relative = block.run()
+            relative = block.run().double()
             self.captured = self.captured or block.captured
             self.iterations[active] = int(state.total.item())
-            gate = ((relative <= POLISH_GATE) & ~self.done[active]).nonzero().flatten()
+            gate = ((relative <= gate_at) & ~self.done[active]).nonzero().flatten()
             if len(gate):
-                tol = (10 * relative[gate].double()).clamp(IDENTIFY_MIN, IDENTIFY_MAX)
+                tol = (10 * relative[gate]).clamp(IDENTIFY_MIN, IDENTIFY_MAX)
                 self.polish(state.x[gate].double(), state.y[gate].double(), tol, active[gate])
+                gate_at[gate] = relative[gate] / 10
             keep = ~self.done[active]
             if not bool(keep.any()):
                 return
@@ -152,7 +162,27 @@ class _Run:
             if not bool(keep.all()) and (not state.x.is_cuda or float(keep.float().mean()) < 0.5):
                 rows = keep.nonzero().flatten()
                 active, sub, state = active[rows], sub.select(rows), state.select(rows)
+                gate_at = gate_at[rows]
                 block = Iterations(sub, state, eta, cfg.check_every, cfg.graphs)
+
+    def certified_pair(self, scaled: BatchLP, original: BatchLP, xs: torch.Tensor,
+                       ys: torch.Tensor, tol: torch.Tensor, tight: torch.Tensor | None = None):
+        """(x, y, ok, tight set) for scaled pairs: identification, polishing, certificate."""
+        part = identify(scaled, xs, ys, tol, tight)
+        x, y, factored = polish(original, self.scaling.primal(xs), self.scaling.dual(ys), part,
+                                self.integer)
+        ok = certify(original, x, y, self.cfg.tol).optimal & factored
+        if self.integer is not None:
+            # an optimal face with several vertices (tied costs) is left at an interior point
+            # by the interior-point method: optimal, but not integral — HiGHS gets those
+            ok &= ~((x - torch.round(x)).abs() > INTEGRAL)[:, self.integer].any(1)
+        return x, y, ok, part.tight
+
+    def accept(self, idx: torch.Tensor, x, y, ok, tight) -> None:
+        """Write the certified samples among `idx` into the outputs."""
+        good = idx[ok]
+        self.out[0][good], self.out[1][good], self.out[2][good] = x[ok], y[ok], tight[ok]
+        self.done[good] = True
 
     def polish(self, xs: torch.Tensor, ys: torch.Tensor, tol: torch.Tensor,
                index: torch.Tensor, tight: torch.Tensor | None = None) -> None:
@@ -168,11 +198,34 @@ class _Run:
 
     def _polish(self, xs: torch.Tensor, ys: torch.Tensor, tol: torch.Tensor,
                 idx: torch.Tensor, tight: torch.Tensor | None) -> None:
-        part = identify(self.scaled.select(idx), xs, ys, tol, tight)
-        original = self.lp.select(idx)
-        x, y, factored = polish(original, self.scaling.primal(xs), self.scaling.dual(ys), part,
-                                self.integer)
-        ok = certify(original, x, y, self.cfg.tol).optimal & factored
-        good = idx[ok]
-        self.out[0][good], self.out[1][good], self.out[2][good] = x[ok], y[ok], part.tight[ok]
-        self.done[good] = True
+        x, y, ok, tight = self.certified_pair(self.scaled.select(idx), self.lp.select(idx), xs,
+                                              ys, tol, tight)
+        self.accept(idx, x, y, ok, tight)
+
+
+class _PolishPasses:
+    """Polishing of a fixed batch (`active`), in chunks whose (m × m) factors fit in
+    POLISH_ENTRIES; each chunk's sub-problems are selected once."""
+
+    def __init__(self, run: _Run, active: torch.Tensor) -> None:
+        self.run_ = run
+        chunk = max(1, POLISH_ENTRIES // max(1, run.lp.K.m ** 2))
+        self.chunks = [(slice(at, at + chunk), active[at : at + chunk],
+                        run.scaled.select(active[at : at + chunk]),
+                        run.lp.select(active[at : at + chunk]))
+                       for at in range(0, len(active), chunk)]
+
+    def run(self, xs: torch.Tensor, ys: torch.Tensor, tol: torch.Tensor,
+            wanted: torch.Tensor) -> torch.Tensor:
+        """Polish every chunk holding a `wanted` sample; returns which samples are now
+        certified (among the wanted)."""
+        newly = torch.zeros_like(wanted)
+        for part, idx, scaled, original in self.chunks:
+            if not bool(wanted[part].any()):
+                continue
+            x, y, ok, tight = self.run_.certified_pair(scaled, original, xs[part], ys[part],
+                                                       tol[part])
+            ok = ok & wanted[part]
+            self.run_.accept(idx, x, y, ok, tight)
+            newly[part] = ok
+        return newly

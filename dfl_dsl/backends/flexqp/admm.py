@@ -116,7 +116,8 @@ class Result:
     x: torch.Tensor
     z: torch.Tensor
     y: torch.Tensor  # duals of the original (unscaled) rows: Px + q + Aᵀy = 0
-    # per problem: optimal | relaxed | unbounded | feasible (iteration/time limit)
+    # per problem: optimal | relaxed | unbounded; at an iteration or time limit, feasible
+    # (the point meets the rows within tolerance) or time_limit (it may not)
     status: list[str]
     iterations: torch.Tensor  # (B,) iterations each problem needed
     violation: torch.Tensor  # (B, m) dist(Ax, [l, u]) in the original units
@@ -313,15 +314,25 @@ def solve(qp: QPBatch, policy=None, settings: Settings | None = None,
             run.lin = None
     if not bool(out.done.all()):  # iteration or time limit: the points reached so far
         out.store(run, slice(None))
-    status = ["unbounded" if u else "relaxed" if r else "optimal" if d else "feasible"
-              for d, r, u in zip(out.done.tolist(), out.relaxed.tolist(),
-                                 out.unbounded.tolist(), strict=True)]
+        out.iterations[run.index] = it
     x, z, y = out.state.x, out.state.z, out.state.y
     res = Residuals.of(full, out.state)
+    status = _statuses(out, full, res, s)
     return Result(x=x, z=z / D, y=y * D, status=status, iterations=out.iterations,
                   violation=qp.violation(x), r_prim=res.r_prim, r_dual=res.r_dual,
                   mu=out.mu * D, extra={"total_iterations": it, "polished": out.polished,
                                         "factors": out.factors})
+
+
+def _statuses(out: Outcome, full: QPBatch, res: Residuals, s: Settings) -> list[str]:
+    """Each problem's status word. One a limit stopped is `feasible` only if its point meets
+    every row within the primal tolerance; else `time_limit`, which claims nothing of it."""
+    e_p, _ = res.tolerances(s.eps_abs, s.eps_rel)
+    meets = (full.violation(out.state.x, res.Ax) <= e_p.unsqueeze(-1)).all(-1).tolist()
+    return ["unbounded" if u else "relaxed" if r else "optimal" if d
+            else "feasible" if ok else "time_limit"
+            for d, r, u, ok in zip(out.done.tolist(), out.relaxed.tolist(),
+                                   out.unbounded.tolist(), meets, strict=True)]
 
 
 def _no_columns(qp: QPBatch, s: Settings) -> Result:

@@ -1,6 +1,8 @@
 """`dfl solve --backend flexqp`: one QP through batched FlexQP (B = 1).
 
-A feasible model gets status `optimal`; an infeasible one gets status `relaxed`, the point of
+A feasible model gets status `optimal`, or at a time or iteration limit `feasible` when the point
+reached meets every row within tolerance and `time_limit` (the last iterate, its largest
+violation, no objective) when it does not; an infeasible one gets status `relaxed`, the point of
 least L1 violation, and each violated row with its violation (`violations` in --json). The CLI
 exits 0 for `relaxed`: the answer is a usable point, and the violations say what it breaks. A
 model whose objective is unbounded below (on its points of least violation, when infeasible)
@@ -16,6 +18,7 @@ import torch
 
 from ...compile.linear import build_linear
 from ...errors import DflError
+from ...words import counted
 from ..common import RawResult, _row_labels, to_solution
 from .admm import FLOAT32_EPS, Settings, solve
 from .forms import DenseForm
@@ -38,8 +41,9 @@ def policy_named(name, device):
         return name.to(device=device, dtype=torch.float32)
     try:
         return DeepPolicy.load(name).to(device=device, dtype=torch.float32)
-    except (OSError, RuntimeError, KeyError) as exc:
-        raise DflError(f"can't load the FlexQP policy `{name}`: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 - a user's file: whatever it holds, say so
+        raise DflError(f"can't load the FlexQP policy `{name}`: {type(exc).__name__}: "
+                       f"{str(exc)[:200]}") from None
 
 
 def solve_instance(inst, *, time_limit=None, seed=None, device: str = "cpu",
@@ -63,15 +67,20 @@ def solve_instance(inst, *, time_limit=None, seed=None, device: str = "cpu",
     status = result.status[0]
     if status == "unbounded":  # the last iterate is only a point along the ray: no solution
         x = None
-    raw = RawResult(status, x, dense.objective(x, theta) if x is not None else None,
+    # at a limit short of feasibility the last iterate is kept, but no objective: its value
+    # (below the optimum, where rows are violated) would read as a result
+    claims = x is not None and status != "time_limit"
+    raw = RawResult(status, x, dense.objective(x, theta) if claims else None,
                     # OSQP's y enters as +yᵀAx (y > 0 on an active upper bound); the
                     # contract's duals are HiGHS's, the objective's rate in the bound: −y
                     row_duals=-y[: form.m] if status == "optimal" else None,
-                    message=f"FlexQP ADMM, {int(result.iterations[0])} iterations")
+                    message=f"FlexQP ADMM, {counted(int(result.iterations[0]), 'iteration')}")
     solution = to_solution(inst, form, raw, "flexqp", time.perf_counter() - start)
     solution.extra["iterations"] = int(result.iterations[0])
+    viol = result.violation[0].double().cpu().numpy()
+    if status == "time_limit":
+        solution.extra["max_violation"] = float(viol.max(initial=0.0))
     if status == "relaxed":
-        viol = result.violation[0].double().cpu().numpy()
         tol = 10 * eps * max(1.0, float(np.abs(result.z[0].cpu().numpy()).max()))
         rows = np.nonzero(viol > tol)[0]
         labels = _labels(inst, form, dense, rows)

@@ -17,6 +17,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from ...outputs import write_atomic
 from .admm import Params, Residuals, Settings, State
 from .problem import QPBatch
 
@@ -106,8 +107,10 @@ class DeepPolicy(nn.Module):
         return Params(rho, mu, alpha.to(p.alpha.dtype), p.mu_ref, p.mu_free)
 
     def save(self, path: Path, **meta) -> None:
-        torch.save({"state": self.state_dict(), "hidden": self.body[0].out_features,
-                    "every": self.every, "meta": meta}, path)
+        """Atomically (a full disk left a truncated .pt behind, and an internal error)."""
+        state = {"state": self.state_dict(), "hidden": self.body[0].out_features,
+                 "every": self.every, "meta": meta}
+        write_atomic(Path(path), lambda handle: torch.save(state, handle))
 
     @classmethod
     def load(cls, path: Path | str = DEFAULT_POLICY) -> DeepPolicy:

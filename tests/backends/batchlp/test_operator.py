@@ -29,17 +29,22 @@ def test_shared_products_and_gram(monkeypatch, dense_limit):
         np.testing.assert_allclose(gram[b], Ad @ np.diag(w[b]) @ Ad.T, atol=1e-12)
 
 
-def test_per_sample_values():
+@pytest.mark.parametrize("dense_limit", [10**9, 0])
+def test_per_sample_values(monkeypatch, dense_limit):
+    monkeypatch.setattr(operator, "DENSE_ENTRIES", dense_limit)
     rng = np.random.default_rng(2)
     A = sp.random_array((6, 9), density=0.4, random_state=3, format="coo")
     values = A.data * rng.uniform(0.5, 1.5, (4, A.nnz))
     K = RowOperator.from_scipy(A, values=values)
-    assert not K.shared and K.dense is None
+    assert not K.shared and (K.dense is not None) == (dense_limit > 0)
     x, w = rng.normal(size=(4, 9)), rng.uniform(0, 1, (4, 9))
     gram = K.gram(torch.as_tensor(w)).numpy()
+    y = rng.normal(size=(4, 6))
     for b in range(4):
         Ab = sp.coo_array((values[b], (A.row, A.col)), shape=A.shape).toarray()
         np.testing.assert_allclose(K.matvec(torch.as_tensor(x))[b].numpy(), Ab @ x[b],
+                                   atol=1e-12)
+        np.testing.assert_allclose(K.rmatvec(torch.as_tensor(y))[b].numpy(), y[b] @ Ab,
                                    atol=1e-12)
         np.testing.assert_allclose(gram[b], Ab @ np.diag(w[b]) @ Ab.T, atol=1e-12)
     sub = K.select(torch.tensor([2, 0]))

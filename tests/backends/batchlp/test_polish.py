@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import torch
-from conftest import batch_of, form_of
+from _lp_helpers import batch_of, form_of
 
 from dfl_dsl.backends.batchlp.polish import certify, identify, polish
 from dfl_dsl.backends.batchlp.problem import precondition

@@ -45,3 +45,31 @@ def test_train_solver_returns_the_loss_history():
     assert len(history) == 2 and isinstance(policy, DeepPolicy)
     with pytest.raises(DflError):  # the policy acts every 10 iterations: nothing to learn
         train_solver(classes=["eq_qp"], size=3, batch=2, steps=1, unroll=10)
+
+
+def test_a_full_disk_during_save_is_a_user_error_with_no_truncated_file(tmp_path, monkeypatch):
+    # a full disk left a truncated .pt and an internal error (exit 3)
+    path = tmp_path / "p.pt"
+    real_save = torch.save
+
+    def disk_fills(obj, handle):
+        real_save(obj, handle)
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(torch, "save", disk_fills)
+    result = CliRunner().invoke(app, ["train-solver", "--save", str(path), "--classes", "eq_qp",
+                                      "--size", "3", "--batch", "2", "--steps", "2", "--unroll",
+                                      "20", "--json"])
+    assert result.exit_code == 2, result.output
+    assert "No space left on device" in result.output and list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("content", [{"state": {}}, {"hidden": "x", "every": 10, "state": {}},
+                                     [1, 2]])
+def test_a_malformed_policy_file_is_a_user_error(tmp_path, content):
+    path = tmp_path / "bad.pt"
+    torch.save(content, path)
+    spec = spec_dir()
+    inst = dfl.load(spec / "qp.opt").bind(spec / "qp.json")
+    with pytest.raises(DflError, match="can't load the FlexQP policy"):
+        inst.solve("flexqp", policy=str(path))

@@ -1,0 +1,153 @@
+"""The long fuzz run: the inputs of tests/test_fuzz.py by the hundred thousand, counted.
+
+Each input is made from its own seed (reproducible: `--replay KIND SEED` runs one again and
+prints it), in a fixed rotation of kinds, ten inputs to a round:
+
+    text      3   a spec, example or seed model's text mutated by tokens, characters and
+                  lines (tests/_fuzz.py: mutate), then parse + check
+    pipeline  4   a spec or example model with its data, the model text, the data values or
+                  the JSON text mutated, then load -> check -> bind -> compile
+    soup      1   a random run of keywords, punctuation and words, then parse + check
+    solve     2   a generated small LP / MILP / QP solved by HiGHS and by CVXPY, the statuses
+                  and objectives compared (1e-5 relative; 1e-4 for MILPs)
+
+Outcomes: `ok` (checked, compiled or both solved alike), `clean error` (a DflError naming its
+file, and a line within it when it has one; for `solve`, a backend refusing the model's
+class), `crash` (any other exception, or an error without its file), `hang` (over --timeout
+seconds), `mismatch` (HiGHS and CVXPY disagree). Inputs are judged with the size cap at
+1,000,000 entries (tests/_fuzz.py): a mutated size just under the default cap binds for
+minutes, legitimately. Prints the counts per kind, the load
+average, and the first findings with their seeds; --report writes them as JSON.
+
+    nice -n 19 python benchmarks/fuzz.py [--inputs 100000] [--seed 0] [--report fuzz.json]
+
+Exits 1 when there is any crash, hang or mismatch. Not run in CI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import signal
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+import torch  # noqa: E402
+from _common import table  # noqa: E402
+from _fuzz import (  # noqa: E402
+    VOCAB,
+    Crash,
+    Mismatch,
+    cases,
+    cross_check,
+    front_end,
+    mutate,
+    mutated_case,
+    random_model,
+    random_ops,
+)
+
+ROTATION = ["text"] * 3 + ["pipeline"] * 4 + ["soup"] + ["solve"] * 2
+OUTCOMES = ["ok", "clean error", "crash", "hang", "mismatch"]
+
+
+class Hang(BaseException):  # (not an Exception: the judges catch those)
+    pass
+
+
+def make_input(kind: str, seed: int, corpus, texts):
+    """The input of `kind` for `seed`, and the function that judges it."""
+    rng = random.Random(f"{kind}:{seed}")
+    if kind == "text":
+        return (mutate(rng.choice(texts), random_ops(rng), texts), None), front_end
+    if kind == "pipeline":
+        return mutated_case(rng, corpus), front_end
+    if kind == "soup":
+        return (" ".join(rng.choice(VOCAB) for _ in range(rng.randint(0, 60))), None), front_end
+    return random_model(rng), cross_check
+
+
+def judge(kind: str, seed: int, corpus, texts, timeout: float) -> tuple[str, str]:
+    """(outcome, detail) of one input."""
+    (text, data), check = make_input(kind, seed, corpus, texts)
+    signal.setitimer(signal.ITIMER_REAL, timeout)
+    try:
+        word = check(text, data)
+    except Hang:
+        return "hang", f"over {timeout:g} s"
+    except Crash as crash:
+        return "crash", str(crash)[:500]
+    except Mismatch as mismatch:
+        return "mismatch", str(mismatch)[:500]
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+    return ("ok" if word in ("ok", "agree") else "clean error"), word
+
+
+def _on_alarm(signum, frame):
+    raise Hang()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--inputs", type=int, default=100_000)
+    parser.add_argument("--seed", type=int, default=0, help="the first input's seed")
+    parser.add_argument("--timeout", type=float, default=30.0, help="seconds per input")
+    parser.add_argument("--report", type=Path, help="write counts and findings as JSON here")
+    parser.add_argument("--replay", nargs=2, metavar=("KIND", "SEED"),
+                        help="print one input and its outcome")
+    args = parser.parse_args(argv)
+    torch.set_num_threads(1)
+    signal.signal(signal.SIGALRM, _on_alarm)
+    corpus = cases()
+    texts = [case.text for case in corpus]
+    if args.replay:
+        kind, seed = args.replay[0], int(args.replay[1])
+        print(make_input(kind, seed, corpus, texts)[0])
+        print(judge(kind, seed, corpus, texts, args.timeout))
+        return 0
+    load_start, start = os.getloadavg()[0], time.perf_counter()
+    counts = {kind: Counter() for kind in dict.fromkeys(ROTATION)}
+    findings = []
+    for k in range(args.inputs):
+        kind, seed = ROTATION[k % len(ROTATION)], args.seed + k
+        outcome, detail = judge(kind, seed, corpus, texts, args.timeout)
+        counts[kind][outcome] += 1
+        if outcome in ("crash", "hang", "mismatch"):
+            print(f"{outcome}: --replay {kind} {seed}: {detail[:300]}", flush=True)
+            if len(findings) < 50:
+                findings.append({"kind": kind, "seed": seed, "outcome": outcome,
+                                 "detail": detail})
+        if (k + 1) % 2_000 == 0:
+            print(f"{k + 1:,} inputs, {time.perf_counter() - start:,.0f} s", flush=True)
+    return _report(args, counts, findings, time.perf_counter() - start, load_start)
+
+
+def _report(args, counts: dict, findings: list, elapsed: float, load_start: float) -> int:
+    rows = [[kind, sum(c.values())] + [c[o] for o in OUTCOMES] for kind, c in counts.items()]
+    total = [sum(r[i] for r in rows) for i in range(1, len(OUTCOMES) + 2)]
+    rows.append(["all", *total])
+    print(table(["kind", "inputs", *OUTCOMES], rows))
+    print(f"\n{elapsed:,.0f} s; load average {load_start:.2f} at the start, "
+          f"{os.getloadavg()[0]:.2f} at the end ({os.cpu_count()} cores)")
+    for finding in findings[:10]:
+        print(f"{finding['outcome']}: --replay {finding['kind']} {finding['seed']}: "
+              f"{finding['detail'][:200]}")
+    if args.report is not None:
+        args.report.write_text(json.dumps({"counts": {k: dict(c) for k, c in counts.items()},
+                                           "seconds": elapsed, "findings": findings}, indent=1))
+    bad = sum(total[OUTCOMES.index(o) + 1] for o in ("crash", "hang", "mismatch"))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,112 @@
+"""Numbers HiGHS can't hold, refused before a solve instead of answered wrongly.
+
+HiGHS reads every cost or bound of magnitude `infinite_cost` / `infinite_bound` (1e20) or more
+as infinite, and refuses a model with a matrix entry above `large_matrix_value` (1e15) — then
+answers anyway: `x >= 1e25` solved `optimal` at x = 0 (the bound read as -inf... or the model as
+empty), `1e20 * x` gave objective `inf`, and a refused model an empty point. A form holding
+such a number is a located error naming the row, bound or cost and where the model wrote it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import ast
+from ..errors import DflError
+from .common import _row_labels
+
+LIMIT_OPTIONS = ("infinite_cost", "infinite_bound", "large_matrix_value")
+
+
+def highs_limits(h) -> tuple[float, float, float]:
+    """`LIMIT_OPTIONS` as a HiGHS object `h` has them set."""
+    # (highspy returns (status, value) pairs)
+    cost, bound, matrix = (float(h.getOptionValue(name)[1]) for name in LIMIT_OPTIONS)
+    return cost, bound, matrix
+
+
+def check_representable(inst, form, theta, limits: tuple[float, float, float],
+                        solver: str = "HiGHS") -> None:
+    """A DflError at the first number of the form at `theta` beyond `limits` (see
+    `highs_limits`), which the solver would misread."""
+    cost_cap, bound_cap, matrix_cap = limits
+    c, _ = form.objective_at(theta)
+    A, rl, ru = form.rows_at(theta)
+    objective = getattr(inst.model.objective, "pos", None)
+    col = _first_huge(c, cost_cap)
+    if col is not None:
+        raise _error(inst, f"the objective's coefficient of {_column(inst, col)} is "
+                     f"{c[col]:g}", cost_cap, solver, objective)
+    if form.P is not None and form.P.nnz:
+        at = _first_huge(form.P.data, matrix_cap, finite=False)
+        if at is not None:
+            raise _error(inst, f"the objective has a quadratic coefficient of "
+                         f"{form.P.data[at]:g}", matrix_cap, solver, objective)
+    A = A.tocsr()
+    at = _first_huge(A.data, matrix_cap, finite=False)
+    if at is not None:
+        row = int(np.searchsorted(A.indptr, at, side="right") - 1)
+        raise _row_error(inst, form, row, f"has the coefficient {A.data[at]:g}", matrix_cap,
+                         solver)
+    for side in (rl, ru):
+        row = _first_huge(side, bound_cap)
+        if row is not None:
+            raise _row_error(inst, form, row, f"has the bound {side[row]:g}", bound_cap, solver)
+    for side in (form.lb, form.ub):
+        col = _first_huge(side, bound_cap)
+        if col is not None:
+            raise _bound_error(inst, form, col, side[col], bound_cap, solver)
+
+
+def _first_huge(values: np.ndarray, cap: float, finite: bool = True) -> int | None:
+    values = np.abs(np.asarray(values, dtype=float))
+    bad = (values >= cap) & (np.isfinite(values) if finite else True)
+    return int(np.argmax(bad)) if bad.any() else None
+
+
+def _error(inst, what: str, cap: float, solver: str, pos) -> DflError:
+    return DflError(f"{what}: {solver} takes magnitudes below {cap:g} here (it reads larger "
+                    "ones as infinite, or refuses them)", pos, hint="rescale the model's units",
+                    filename=inst.model.filename, source=inst.model.source)
+
+
+def _row_error(inst, form, row: int, what: str, cap: float, solver: str) -> DflError:
+    original = int(form.kept_rows[row]) if form.kept_rows is not None else row
+    label = _row_labels(inst, form, [original])[0]  # (row_names count the original rows)
+    return _error(inst, f"row `{label}` {what}", cap, solver, _declared(inst, label))
+
+
+def _bound_error(inst, form, col: int, value: float, cap: float, solver: str) -> DflError:
+    """A column's bound: the variable's own, or one a single-variable row became."""
+    if form.kept_rows is not None:
+        full = _unreduced(inst)
+        rows = full.A.tocsc()[:, [col]].tocoo().row
+        single = [int(r) for r in rows if full.A.tocsr()[[int(r)]].nnz == 1]
+        if single:
+            label = _row_labels(inst, full, single[:1])[0]
+            return _error(inst, f"row `{label}` bounds {_column(inst, col)} at {value:g}", cap,
+                          solver, _declared(inst, label))
+    return _error(inst, f"{_column(inst, col)} has the bound {value:g}", cap, solver,
+                  _declared(inst, _column(inst, col)))
+
+
+def _unreduced(inst):
+    from ..compile.linear import build_linear
+
+    return build_linear(inst, reduce=False)
+
+
+def _column(inst, col: int) -> str:
+    for entity in inst.variables:
+        if entity.offset <= col < entity.offset + entity.size:
+            return f"{entity.name}{entity.entry_label(col - entity.offset)}"
+    return f"auxiliary column {col}"
+
+
+def _declared(inst, label: str):
+    """The position of the declaration a row or column label starts with (None: a bridge's)."""
+    name = label.split("[")[0].split(" ")[0]
+    for statement in inst.model.ast.statements:
+        if getattr(statement, "name", None) == name and not isinstance(statement, ast.ModelDecl):
+            return statement.pos
+    return None
