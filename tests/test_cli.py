@@ -301,3 +301,12 @@ def test_a_full_disk_during_generate_is_exit_2_with_no_file(tmp_path, monkeypatc
                                       "--num-data", "10"])
     assert result.exit_code == 2 and "No space left on device" in _err(result)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_running_out_of_memory_is_a_user_error(lp, monkeypatch):
+    def too_big(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr("dfl_dsl.model.Model.bind", too_big)
+    result = CliRunner().invoke(app, ["solve", str(lp[0]), "--data", str(lp[1])])
+    assert result.exit_code == 2 and _err(result).startswith("dfl: error: out of memory")

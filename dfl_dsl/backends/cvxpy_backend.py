@@ -275,6 +275,8 @@ def _solver(built: CvxpyProblem, inst) -> str:
     is 1e-12, or `unbounded`; HiGHS is exact there. Numbers beyond HiGHS's range are refused
     (`magnitudes`), as for `--backend highs`: Clarabel, tried on them, called `min x^2 s.t.
     x >= 1e25` infeasible."""
+    if built.x.size == 0:  # no columns (every set empty): HiGHS answers UNKNOWN, which CVXPY
+        return "CLARABEL"  # can't unpack
     if inst.klass.name not in HIGHS_CLASSES:
         return "HIGHS" if built.problem.is_mixed_integer() else "CLARABEL"
     silence_banner()
