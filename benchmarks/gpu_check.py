@@ -7,6 +7,11 @@ with a time limit, so one failure doesn't hide the others, and the whole run sta
 
     python benchmarks/gpu_check.py --out gpu_report.json
     python benchmarks/gpu_check.py --device cpu --only flexqp_solve   # try the script here
+
+On a lent GPU machine (no registry there): carry the runtime packages as wheels and the spec
+beside the checkout, e.g. `.whl/` and a copy of ../shared/spec in `.spec/` (both ignored),
+and start the command with `pip install --no-index --no-deps --target /tmp/site .whl/*.whl;
+export PYTHONPATH=/tmp/site:$PWD; mkdir -p ../shared && cp -r .spec ../shared/spec`.
 """
 
 from __future__ import annotations
@@ -23,12 +28,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 SPEC = ROOT.parent / "shared" / "spec"
 DFL = [sys.executable, "-m", "dfl_dsl.cli"]
+BATCHED = [sys.executable, str(ROOT / "benchmarks" / "batched_oracle.py")]
 
 
 def checks(device: str) -> list[tuple[str, list[str], float]]:
     """(name, argv, time limit in s); run in this order."""
     sp = ROOT / "examples" / "shortest_path" / "shortest_path.opt"
     energy = ROOT / "examples" / "energy_schedule" / "energy_schedule.opt"
+    portfolio = ROOT / "examples" / "portfolio_cvar" / "portfolio_cvar.opt"
     return [
         ("torch_cuda", [sys.executable, "-c", (
             "import json, torch; print(json.dumps({'cuda': torch.cuda.is_available(), "
@@ -47,8 +54,27 @@ def checks(device: str) -> list[tuple[str, list[str], float]]:
         ("aapga_coverage", [*DFL, "solve", str(SPEC / "coverage.opt"), "--data",
                             str(SPEC / "coverage.json"), "--backend", "aapga", "--device", device,
                             "--json"], 60),
+        # 20,000 × 500, k = 50: AAPGA on the device beside apricot's lazy greedy on one CPU
+        # thread, medians of 3; prints the value ratio, both times and the speed-up as JSON
+        ("aapga_20k_vs_greedy", [sys.executable, str(ROOT / "benchmarks" / "scm.py"), "--case",
+                                 "20000x500", "--device", device, "--repeats", "3", "--json"],
+         60),
         ("train_shortest_path", [*DFL, "train", str(sp), "--epochs", "2", "--device", device,
                                  "--json"], 90),
+        # the batched LP oracle: 10,000 LPs at once, exact after polishing, beside HiGHS
+        ("oracle_10000_lps_5x5", [*BATCHED, "throughput", "--grid", "5", "--batch", "10000",
+                                  "--device", device, "--highs-sample", "1000"], 90),
+        ("oracle_10000_lps_20x20", [*BATCHED, "throughput", "--grid", "20", "--batch", "10000",
+                                    "--device", device, "--highs-sample", "200", "--repeat",
+                                    "1"], 120),
+        # SPO+ training with the batched oracle on the device beside HiGHS on the CPU
+        ("train_spo_batch_32", [*BATCHED, "train", "--batch-size", "32", "--num", "1000",
+                                "--epochs", "3", "--device", device], 90),
+        ("train_spo_batch_1000", [*BATCHED, "train", "--batch-size", "1000", "--num", "10000",
+                                  "--epochs", "2", "--device", device], 120),
+        # Gen-DFL with its scenario LPs solved batched on the device
+        ("train_gen_dfl_portfolio", [*DFL, "train", str(portfolio), "--loss", "gen-dfl",
+                                     "--epochs", "1", "--device", device, "--json"], 150),
         ("train_gen_dfl_energy", [*DFL, "train", str(energy), "--loss", "gen-dfl", "--epochs",
                                   "1", "--device", device, "--save", "gen.pt", "--json"], 120),
         # replays the regret the training run printed, on the same device (same scenarios)
@@ -63,7 +89,8 @@ def run_check(name: str, argv: list[str], limit: float, work: Path) -> dict:
     start = time.perf_counter()
     try:
         proc = subprocess.run(argv, cwd=work, capture_output=True, text=True, timeout=limit,
-                              env={**os.environ, "PYTHONPATH": str(ROOT)})
+                              env={**os.environ, "PYTHONPATH": os.pathsep.join(
+                                  [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])})
         rc, stdout, stderr = proc.returncode, proc.stdout, proc.stderr
     except subprocess.TimeoutExpired as exc:
         rc, stdout, stderr = "timeout", exc.stdout or "", exc.stderr or ""
@@ -103,9 +130,10 @@ def main() -> int:
             row = run_check(name, argv, limit, work)
             report["checks"].append(row)
             print(f"{name:24} {'ok' if row['ok'] else 'FAILED (' + str(row['rc']) + ')':14} "
-                  f"{row['wall_s']:8.2f} s", flush=True)
-        report["total_s"] = round(time.perf_counter() - total, 2)
-    args.out.write_text(json.dumps(report, indent=1))
+                  f"{row['wall_s']:8.2f} s  {json.dumps(row['measured'])[:600]}", flush=True)
+            # written after every check: a run cut short still leaves what it measured
+            report["total_s"] = round(time.perf_counter() - total, 2)
+            args.out.write_text(json.dumps(report, indent=1))
     failed = [c["check"] for c in report["checks"] if not c["ok"]]
     print(f"total {report['total_s']} s; {len(failed)} failed {failed or ''}; "
           f"report in {args.out}")

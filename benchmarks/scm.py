@@ -2,15 +2,19 @@
 knapsack), side by side in one run: AAPGA (our backend's relaxation + rounding, called on an
 SCMForm built from the arrays) against apricot's FeatureBasedSelection (lazy greedy) and plain
 projected gradient ascent with the same stopping rule and the same rounding; a sweep over n
-locates where AAPGA overtakes greedy.
+locates where AAPGA overtakes greedy. Every method runs on one thread (BLAS and OpenMP pinned
+through threadpoolctl, torch through set_num_threads); seconds are the median of `--repeats`.
 
     python benchmarks/scm.py [--repeats 3] [--sizes 1000,...,100000] [--plot docs/img/scm_sweep.png]
+    python benchmarks/scm.py --case 20000x500 [--device cuda] [--json]   # one instance only
+    python benchmarks/scm.py --case 100000x1000
     python benchmarks/scm.py --alternate 5     # greedy and AAPGA taking turns at 20,000 × 500
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import time
 from collections.abc import Callable
@@ -20,8 +24,10 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 from _common import table
+from threadpoolctl import threadpool_limits
 
-from dfl_dsl.backends.aapga import maximize_relaxation, round_solution
+from dfl_dsl.backends.aapga import maximize_relaxation
+from dfl_dsl.backends.aapga_rounding import round_solution
 from dfl_dsl.compile.scm import SCMForm
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -41,13 +47,13 @@ def digits() -> np.ndarray:
 
 
 def timed(run: Callable[[], np.ndarray], repeats: int) -> tuple[np.ndarray, float]:
-    """The answer and the best wall time of `repeats` runs (the machine is shared)."""
-    best, answer = np.inf, None
+    """The answer and the median wall time of `repeats` runs."""
+    times, answer = [], None
     for _ in range(repeats):
         start = time.perf_counter()
         answer = run()
-        best = min(best, time.perf_counter() - start)
-    return answer, best
+        times.append(time.perf_counter() - start)
+    return answer, float(np.median(times))
 
 
 def reuse_apricot_kernels() -> None:
@@ -97,11 +103,13 @@ def _value(X, x: np.ndarray) -> float:
     return float(np.sqrt(np.asarray(X.T @ x).ravel()).sum())
 
 
-def ascent(X, accelerate: bool, **constraint) -> Callable[[], tuple[np.ndarray, dict]]:
+def ascent(X, accelerate: bool, device: str = "cpu", screen: bool = True,
+           **constraint) -> Callable[[], tuple[np.ndarray, dict]]:
     def run():
         form = SCMForm.from_features(X, **constraint)
         start = time.perf_counter()
-        frac, _, bound, iters = maximize_relaxation(form, accelerate=accelerate)
+        frac, _, bound, iters = maximize_relaxation(form, accelerate=accelerate, device=device,
+                                                    screen=screen)
         mid = time.perf_counter()
         x, _ = round_solution(form, frac, seed=0)
         return x, {"iters": iters, "bound": bound, "relax_s": mid - start,
@@ -164,7 +172,7 @@ def plot(rows: list[list], path: Path) -> None:
                               (3, "plain PGA + rounding", "^--")):
         ax.loglog(n, [float(r[col]) for r in rows], style, label=label)
     ax.set_xlabel("items n (500 features, 2% dense)")
-    ax.set_ylabel("seconds (best of repeats)")
+    ax.set_ylabel("seconds (median of repeats)")
     ax.set_title("feature-based selection, k = 50, sqrt")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend()
@@ -173,21 +181,62 @@ def plot(rows: list[list], path: Path) -> None:
     fig.savefig(path, dpi=120)
 
 
+def one_case(name: str, k: int, repeats: int, device: str, screen: bool = True) -> dict:
+    """One instance, `name` = "NxD": apricot's lazy greedy (CPU) and AAPGA (on `device`) taking
+    turns `repeats` times; the medians, the value ratio and AAPGA's stages."""
+    n, d = (int(v) for v in name.split("x"))
+    X = sparse_features(n, d)
+    run = ascent(X, True, device, screen, k=k)
+    run()  # warm up (CUDA context and kernels, caches)
+    times: dict[str, list[float]] = {"greedy": [], "aapga": []}
+    for _ in range(repeats):
+        start = time.perf_counter()
+        base = greedy(X, k)
+        times["greedy"].append(time.perf_counter() - start)
+        start = time.perf_counter()
+        x, info = run()
+        times["aapga"].append(time.perf_counter() - start)
+    greedy_s, aapga_s = (float(np.median(times[key])) for key in ("greedy", "aapga"))
+    return {"case": f"{n}x{d}, k={k}", "device": device, "working_set": screen,
+            "greedy_s": round(greedy_s, 4),
+            "aapga_s": round(aapga_s, 4), "speedup": round(greedy_s / aapga_s, 2),
+            "greedy_value": round(_value(X, base), 3), "aapga_value": round(_value(X, x), 3),
+            "value_ratio": round(_value(X, x) / _value(X, base), 4), "iters": info["iters"],
+            "relax_s": round(info["relax_s"], 4), "round_s": round(info["round_s"], 4),
+            "greedy_runs_s": [round(t, 4) for t in times["greedy"]],
+            "aapga_runs_s": [round(t, 4) for t in times["aapga"]],
+            "load_average": round(os.getloadavg()[0], 2)}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--k", type=int, default=50)
     ap.add_argument("--sizes", default="1000,2000,5000,10000,20000,50000,100000")
-    ap.add_argument("--plot", type=Path, default=ROOT / "docs" / "img" / "scm_sweep.png")
+    ap.add_argument("--plot", default=str(ROOT / "docs" / "img" / "scm_sweep.png"),
+                    help="where the sweep's plot goes; '' for none")
     ap.add_argument("--alternate", type=int, default=0,
                     help="only time greedy and AAPGA taking turns this many times at 20,000")
+    ap.add_argument("--case", default=None,
+                    help="only this instance, items x features (20000x500, 100000x1000)")
+    ap.add_argument("--device", default="cpu", help="where AAPGA runs with --case")
+    ap.add_argument("--json", action="store_true", help="with --case: one JSON line")
+    ap.add_argument("--screen", action=argparse.BooleanOptionalAction, default=True,
+                    help="with --case: AAPGA on a working set (default) or every item at once")
     args = ap.parse_args()
-    torch.set_num_threads(1)  # apricot's kernels are single-threaded too; on a loaded machine
-    # torch's 2-thread kernels ran 10–30× slower on 50,000 items (3–13 s against 0.4 s)
+    # one thread for everyone: apricot's lazy-greedy kernels are single-threaded; unpinned,
+    # OpenBLAS threads spinning on the loaded 2-core machine made greedy 2.4x slower
+    # (122 ms against 51 ms) and one 20,000-long dot product 12 ms instead of 0.4 ms
+    threadpool_limits(1)
+    torch.set_num_threads(1)
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; one thread each")
     reuse_apricot_kernels()
     greedy(sparse_features(200), 5)  # compile apricot's numba kernels outside the timings
     greedy(digits()[:200], 5)
+    if args.case:
+        result = one_case(args.case, args.k, args.repeats, args.device, args.screen)
+        print(json.dumps(result) if args.json else table(list(result), [list(result.values())]))
+        return
     X = sparse_features(20_000)
     if args.alternate:
         print(table(["method", "value", "best s", "median s"],
@@ -212,7 +261,7 @@ def main() -> None:
     print(f"crossover: AAPGA is faster than greedy from n = {grid[start][0]} on"
           if start < len(grid) else "crossover: AAPGA was not faster than greedy at any n tried")
     if args.plot:
-        plot(grid, args.plot)
+        plot(grid, Path(args.plot))
         print(f"plot: {args.plot}")
 
 

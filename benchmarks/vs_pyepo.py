@@ -30,6 +30,7 @@ import torch  # noqa: E402
 from torch import nn  # noqa: E402
 
 import dfl_dsl as dfl  # noqa: E402
+from dfl_dsl.compile.unimodular import integral_relaxation  # noqa: E402
 from dfl_dsl.generators import knapsack, shortest_path  # noqa: E402
 from dfl_dsl.learn.dataset import DFLData  # noqa: E402
 from dfl_dsl.learn.enumeration import feasible_points  # noqa: E402
@@ -110,14 +111,16 @@ def run_ours(problem, data, n, loss_name, epochs, lr, batch, processes, oracle="
 
 
 def variants(problem: str, processes: int, with_highs: bool) -> list[tuple[int, str]]:
-    """(processes, oracle) runs of ours: the default oracle on 1 and on `processes` workers, and
-    (with `with_highs`) the HiGHS oracle too where the default lists the feasible set instead,
-    so the table shows both; workers only matter for HiGHS."""
-    inst = dfl.load(MODELS[problem]).bind(make_data(problem, 1).instance)
-    if feasible_points(inst.linear_form()) is None:
-        return [(p, "auto") for p in sorted({1, processes})]
+    """(processes, oracle) runs of ours: the default oracle on 1 and on `processes` workers,
+    the batched oracle where the model allows it (an LP, or an integral relaxation), and (with
+    `with_highs`) the HiGHS oracle too where the default lists the feasible set instead, so
+    the table shows both; workers only matter for HiGHS."""
+    form = dfl.load(MODELS[problem]).bind(make_data(problem, 1).instance).linear_form()
+    batched = [(1, "batched")] if not form.is_mip or integral_relaxation(form) is None else []
+    if feasible_points(form) is None:
+        return [(p, "auto") for p in sorted({1, processes})] + batched
     highs = [(p, "highs") for p in sorted({1, processes})] if with_highs else []
-    return [(1, "auto")] + highs
+    return [(1, "auto")] + highs + batched
 
 
 def main() -> None:

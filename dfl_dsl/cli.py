@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
 from .errors import DataWarning, DflError, InfeasibleError
 
@@ -46,9 +45,23 @@ app = _App(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-out = Console()
-err = Console(stderr=True)
 
+
+@functools.cache
+def _console(stderr: bool = False):
+    """rich's Console, made on first use: `dfl solve --json` never needs rich (~50 ms of
+    start-up). It writes to whatever sys.stdout / sys.stderr are when it prints."""
+    from rich.console import Console
+
+    return Console(stderr=stderr)
+
+
+def out():
+    return _console()
+
+
+def err():
+    return _console(True)
 
 
 @app.callback()
@@ -68,7 +81,7 @@ def _show_warning(message, category, *args, **kwargs) -> None:
     library that Python's own display adds."""
     text = str(message) if issubclass(category, DataWarning) else (
         f"dfl: warning: {category.__name__}: {str(message).strip()}")
-    err.print(text, markup=False, highlight=False, soft_wrap=True)
+    err().print(text, markup=False, highlight=False, soft_wrap=True)
 
 
 def _stdout_is_devnull() -> bool:
@@ -98,24 +111,24 @@ def guarded(fn):
                 warnings.showwarning = _show_warning
                 return fn(*args, **kwargs)
         except DflError as exc:
-            err.print(exc.format(), markup=False, highlight=False, soft_wrap=True)
+            err().print(exc.format(), markup=False, highlight=False, soft_wrap=True)
             raise typer.Exit(2) from None
         except InfeasibleError as exc:
-            err.print(str(exc), markup=False, highlight=False, soft_wrap=True)
+            err().print(str(exc), markup=False, highlight=False, soft_wrap=True)
             raise typer.Exit(1) from None
         except BrokenPipeError:  # `dfl ... | head`: the reader has all it wanted
             _quiet_stdout()
             raise typer.Exit(0) from None
         except MemoryError:  # a size beyond the caps (DFL_MAX_ENTRIES=0, or not covered)
             error = DflError("out of memory", hint="check the sizes the data and options give")
-            err.print(error.format(), markup=False, highlight=False, soft_wrap=True)
+            err().print(error.format(), markup=False, highlight=False, soft_wrap=True)
             raise typer.Exit(2) from None
         except (typer.Exit, typer.Abort, KeyboardInterrupt):
             raise
         except Exception as exc:  # an internal bug: say so plainly, keep the trace on demand
             if os.environ.get("DFL_DEBUG"):
                 raise
-            err.print(
+            err().print(
                 f"internal error: {type(exc).__name__}: {exc}\n"
                 "(this is a bug in dfl-dsl; rerun with DFL_DEBUG=1 for the traceback)",
                 markup=False,
@@ -138,7 +151,7 @@ def check(model: ModelArg, data: DataOpt = None) -> None:
     inst = m.bind(data) if data is not None else None
     if inst is not None:
         inst.compile()  # evaluates every expression against the data
-    report(m, inst, out)
+    report(m, inst, out())
 
 
 NO_SOLUTION = ("infeasible", "unbounded", "infeasible_or_unbounded", "error", "time_limit")
@@ -160,8 +173,14 @@ def solve(
     output: Annotated[
         Path | None,
         typer.Option("--output", "-o",
-                     help="Write the solution as JSON here (missing folders are made)."),
+                     help="Write the solution here, by suffix: .npz, .csv or .parquet (one "
+                     "table per variable and constraint: keys, value, reduced cost, dual), "
+                     "else JSON (missing folders are made)."),
     ] = None,
+    nonzeros: Annotated[
+        bool, typer.Option("--nonzeros", help="--json / --output: only nonzero entries "
+                           "(values, duals).")
+    ] = False,
     time_limit: Annotated[
         float | None, typer.Option("--time-limit", help="Seconds; status `feasible` if hit.")
     ] = None,
@@ -179,16 +198,15 @@ def solve(
     ] = None,
 ) -> None:
     """Solve MODEL with DATA and print the solution (exit 1 if it has none)."""
-    import json
-
     from .devices import checked_device
     from .model import load
     from .outputs import checked_output, refuse_overwriting, write_atomic
-    from .solution_report import print_solution
+    from .solution_files import checked_format, solution_writer
 
     if time_limit is not None and not time_limit > 0:  # (nan too)
         raise DflError("--time-limit must be positive")
     checked_output(output, "--output")
+    checked_format(output)
     checked_output(write, "--write")
     refuse_overwriting({"--output": output, "--write": write},
                        {"the model": model, "--data": data})
@@ -202,17 +220,19 @@ def solve(
     with _working(f"solving {Path(model).name}" + (f" with {backend}" if backend != "auto"
                                                    else "")):
         sol = inst.solve(backend, time_limit=time_limit, seed=seed, **options)
-    payload = sol.to_json()
+    text = sol.json_text(nonzeros=nonzeros) if as_json else None
     if as_json:
-        print(json.dumps(payload))
+        print(text)
     else:
-        print_solution(sol, out)
+        from .solution_report import print_solution
+
+        print_solution(sol, out())
     if sol.status in NO_SOLUTION:
         if as_json:
             raise typer.Exit(1)
         raise InfeasibleError(_no_solution_message(sol))
     if output is not None:
-        write_atomic(output, lambda handle: handle.write(json.dumps(payload, indent=1).encode()))
+        write_atomic(output, solution_writer(sol, output, nonzeros=nonzeros, text=text))
 
 
 def _working(what: str):
@@ -220,11 +240,11 @@ def _working(what: str):
     can take its whole time limit); drawn only on a terminal and erased when done, so piped
     or --json output is untouched (off a terminal even rich's transient display ends with a
     newline, which would put a blank line before an error)."""
+    if not sys.stderr.isatty():
+        return contextlib.nullcontext()
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-    if not err.is_terminal:
-        return contextlib.nullcontext()
-    progress = Progress(SpinnerColumn(), TextColumn(what), TimeElapsedColumn(), console=err,
+    progress = Progress(SpinnerColumn(), TextColumn(what), TimeElapsedColumn(), console=err(),
                         transient=True)
     progress.add_task(what, total=None)
     return progress
@@ -277,8 +297,10 @@ def train(
         str | None, typer.Option("--ray-address", help="ray: the cluster (default: local).")
     ] = None,
     oracle: Annotated[
-        str, typer.Option(help="auto | highs | enumerate: how the oracle solves. enumerate "
-                          "lists a small pure-integer feasible set once; auto does when it fits.")
+        str, typer.Option(help="auto | highs | enumerate | batched: how the oracle solves. "
+                          "enumerate lists a small pure-integer feasible set once; batched "
+                          "solves each batch at once in torch (certified, on --device); auto "
+                          "enumerates when it fits, goes batched on a GPU, else HiGHS.")
     ] = "auto",
     distributed: Annotated[
         bool, typer.Option("--distributed",
@@ -303,6 +325,12 @@ def train(
                                  "(`uncertain` params, gen-dfl | nll; Default: 128.) or of "
                                  "--predictor mlp (Default: 64.).", show_default=False)
     ] = None,
+    threads: Annotated[
+        int | None, typer.Option(help="CPU threads for torch while training. Default: one "
+                                 "when a step's tensors are small (most predictors: more "
+                                 "threads only wait for each other), else torch's own.",
+                                 show_default=False)
+    ] = None,
     save: Annotated[Path | None, typer.Option(
         help="Write the trained predictor (or generative model) here, for `dfl eval`.")] = None,
     plot: Annotated[Path | None, typer.Option(help="Save the training curve as PNG.")] = None,
@@ -312,16 +340,17 @@ def train(
     model of its `uncertain` params for risk-aware decisions; print the regret."""
     import json
 
+    from .learn.options import TrainOptions
     from .learn.session import train_command
 
-    result = train_command(
-        model, data, train_file, test_file, loss=loss, predictor=predictor, epochs=epochs,
-        batch_size=batch_size, lr=lr, optimizer=optimizer, weight_decay=weight_decay,
-        cautious_wd=cautious_wd, device=device, seed=seed, processes=processes, save=save,
-        plot=plot, console=err if as_json else out, progress=True, executor=executor,
-        ray_address=ray_address, distributed=distributed, oracle=oracle, scenarios=scenarios,
-        beta=beta, generative=generative, hidden=hidden,
-    )
+    options = TrainOptions(
+        loss=loss, predictor=predictor, epochs=epochs, batch_size=batch_size, lr=lr,
+        optimizer=optimizer, weight_decay=weight_decay, cautious_wd=cautious_wd, device=device,
+        seed=seed, hidden=hidden, threads=threads, processes=processes, executor=executor,
+        ray_address=ray_address, oracle=oracle, distributed=distributed, scenarios=scenarios,
+        beta=beta, generative=generative, save=save, plot=plot)
+    result = train_command(model, data, train_file, test_file, options,
+                           console=err() if as_json else out())
     if as_json and result is not None:  # under --distributed, rank 0 reports
         print(json.dumps(result))
 
@@ -345,7 +374,7 @@ def evaluate(
     from .learn.session import eval_command
 
     result = eval_command(model, data, checkpoint, test_file, device=device,
-                          console=err if as_json else out)
+                          console=err() if as_json else out())
     if as_json:
         print(json.dumps(result))
 
@@ -376,7 +405,7 @@ def generate(
 
     generate_command(problem, out_file, instance, num_data=num_data, features=features,
                      deg=deg, noise=noise, seed=seed, grid=grid, items=items, dims=dims,
-                     assets=assets, console=out)
+                     assets=assets, console=out())
 
 
 @app.command("train-solver")
@@ -409,18 +438,36 @@ def train_solver(
     _, history = train(
         classes=[c.strip() for c in classes.split(",") if c.strip()], size=size, batch=batch,
         steps=steps, unroll=unroll, lr=lr, seed=seed, save=save,
-        progress=None if as_json else lambda k, loss: out.print(f"step {k}: loss {loss:.3f}"),
+        progress=None if as_json else lambda k, loss: out().print(f"step {k}: loss {loss:.3f}"),
     )
     result = {"saved": str(save), "steps": len(history), "time_s": time.perf_counter() - start,
               "history": history}
     if as_json:
         print(json.dumps(result))
     else:
-        out.print(f"saved the policy to {save}")
+        out().print(f"saved the policy to {save}")
 
 
-def main() -> None:  # pragma: no cover - console entry point for `python -m dfl_dsl`
-    app()
+def main(argv: list[str] | None = None) -> int:
+    """The `dfl` console script (and `python -m dfl_dsl`): a plain command line is read by
+    argparse from the commands' typer declarations (see `fastargs`: typer's per-parameter
+    pydantic validation costs more start-up than `dfl check` itself); anything else — help, a
+    mistake, completion — goes to typer."""
+    from .fastargs import fast_call
+
+    argv = sys.argv[1:] if argv is None else list(argv)
+    call = fast_call(app, argv)
+    if call is None:
+        return app(args=argv, prog_name="dfl")  # (exits by itself)
+    function, kwargs = call
+    try:
+        function(**kwargs)
+    except typer.Exit as exc:
+        return exc.exit_code
+    except (typer.Abort, KeyboardInterrupt):
+        print("\nAborted!", file=sys.stderr)
+        return 1
+    return 0
 
 
 if __name__ == "__main__":  # pragma: no cover

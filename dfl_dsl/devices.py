@@ -1,6 +1,10 @@
-"""The one check of a `--device` argument, shared by every command that takes one."""
+"""The one check of a `--device` argument, shared by every command that takes one, and the
+one way code sets torch's CPU threads for a while."""
 
 from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from .errors import DflError
 
@@ -15,3 +19,17 @@ def checked_device(device: str) -> str:
         if not torch.cuda.is_available():
             raise DflError("--device cuda: no CUDA device is available here", hint="use cpu")
     return device
+
+
+@contextmanager
+def torch_threads(count: int | None) -> Iterator[None]:
+    """torch's intra-op threads set to `count` for the block (None: unchanged), then restored."""
+    import torch
+
+    before = torch.get_num_threads()
+    if count is not None:
+        torch.set_num_threads(count)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)

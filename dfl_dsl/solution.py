@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from .evaluate.elements import element_of
 from .evaluate.entities import Entity
+from .solution_json import number_text, table_text
+from .solution_tables import KeyColumn, Table, constraint_table, variable_table
 
 
 @dataclass
@@ -23,6 +25,7 @@ class Solution:
     duals: dict[str, np.ndarray] | None = None  # per constraint, one value per row
     message: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    reduced_costs: np.ndarray | None = None  # per column of x, in the model's sense
 
     @property
     def ok(self) -> bool:
@@ -40,61 +43,73 @@ class Solution:
 
     def values(self) -> dict[str, Any]:
         """name -> a number, nested lists (numpy-style shapes) or {element: value} mappings."""
-        out: dict[str, Any] = {}
+        return {t.name: json.loads(table_text(t, "value")) for t in self.variable_tables()}
+
+    def variable_tables(self) -> list[Table]:
+        """One table per variable: its keys, `value` and (where the solver gives them)
+        `reduced_cost`. None without a solution."""
         if self.x is None:
-            return out
+            return []
+        tables = []
         for entity in self.instance.variables:
-            out[entity.name] = keyed(entity, self.x[entity.offset : entity.offset + entity.size])
-        return out
+            at = slice(entity.offset, entity.offset + entity.size)
+            reduced = self.reduced_costs[at] if self.reduced_costs is not None else None
+            tables.append(variable_table(entity, self.x[at], reduced))
+        return tables
+
+    def dual_tables(self) -> list[Table]:
+        """One table per constraint with duals: its keys and `dual`."""
+        if not self.duals:
+            return []
+        rows = {r.name: r for r in self.instance.compile().constraints} if self.instance else {}
+        return [_dual_table(name, rows.get(name), np.asarray(values, dtype=float))
+                for name, values in self.duals.items()]
+
+    def json_text(self, *, nonzeros: bool = False) -> str:
+        """The `--json` object as text, written column-wise (see `solution_json`); with
+        `nonzeros`, variables and duals list only their nonzero entries."""
+        variables = self.variable_tables()
+        duals = self.dual_tables()
+        if nonzeros:
+            variables = [t.nonzero("value") for t in variables]
+            duals = [t.nonzero("dual") for t in duals]
+        fields = [
+            ("status", json.dumps(self.status)),
+            ("objective", number_text(self.objective)),
+            ("variables", _object((t.name, table_text(t, "value")) for t in variables)),
+            ("backend", json.dumps(self.backend)),
+            ("time_s", json.dumps(round(self.time_s, 6))),
+        ]
+        if self.gap is not None:
+            fields.append(("gap", number_text(self.gap)))
+        if self.duals:
+            fields.append(("duals", _object((t.name, table_text(t, "dual")) for t in duals)))
+        if self.message:
+            fields.append(("message", json.dumps(self.message)))
+        fields += [(key, json.dumps(value)) for key, value in self.extra.items()]
+        return _object(fields)
 
     def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "status": self.status,
-            "objective": _num(self.objective),
-            "variables": self.values(),
-            "backend": self.backend,
-            "time_s": round(self.time_s, 6),
-        }
-        if self.gap is not None:
-            data["gap"] = _num(self.gap)
-        if self.duals:
-            data["duals"] = {k: [_num(v) for v in vals] for k, vals in self.duals.items()}
-        if self.message:
-            data["message"] = self.message
-        for key, value in self.extra.items():
-            data[key] = value
-        return data
+        """The `--json` object: status, objective, variables and duals keyed by element, ..."""
+        return json.loads(self.json_text())
 
 
 def keyed(entity: Entity, flat: np.ndarray) -> Any:
     """Values of an entity keyed by its index: nested lists for numpy-style shapes,
     nested {element: value} mappings for set indices."""
-    flat = np.asarray(flat, dtype=float)
-    if not entity.domain.arity:
-        return _num(flat[0])
-    if entity.shape_style:
-        return np.vectorize(_num, otypes=[object])(flat.reshape(entity.shape)).tolist()
-    keys = entity.domain.keys()
-    out: dict = {}
-    for row, value in zip(keys.tolist(), flat.tolist(), strict=True):
-        node = out
-        for key in row[:-1]:
-            node = node.setdefault(_json_key(key), {})
-        node[_json_key(row[-1])] = _num(value)
-    return out
+    return json.loads(table_text(variable_table(entity, flat), "value"))
 
 
-def _json_key(key: int):
-    element = element_of(key)
-    return element if isinstance(element, str) else str(element)
+def _dual_table(name: str, rows, duals: np.ndarray) -> Table:
+    """A constraint's duals keyed like its index; by row position when its rows aren't known
+    (a solution made without its instance)."""
+    if rows is not None and len(duals) == rows.frame.n * int(np.prod(rows.shape)):
+        return constraint_table(name, rows.frame, rows.dummies, rows.shape, duals)
+    positions = np.arange(len(duals), dtype=np.int64)
+    return Table(name, [KeyColumn("row", positions, positions, axis=True)], {"dual": duals},
+                 shape=duals.shape)
 
 
-def _num(v) -> float | None:
-    if v is None:
-        return None
-    v = float(v)
-    if not np.isfinite(v):
-        return None
-    if v == 0:
-        return 0.0
-    return v
+def _object(items) -> str:
+    """A JSON object from (key, JSON text) pairs."""
+    return "{" + ", ".join(f"{json.dumps(key)}: {text}" for key, text in items) + "}"

@@ -39,3 +39,19 @@ def poly_at(poly, z: np.ndarray) -> np.ndarray:
 def write_json(path: Path, data) -> Path:
     path.write_text(json.dumps(data, indent=1))
     return path
+
+
+def scm_forms(n: int = 12, seed: int = 0) -> list:
+    """Small SCM forms over the same features: at most 3 items (sqrt), a knapsack (log1p), a
+    partition matroid with some items in no group, and no constraint at all."""
+    from dfl_dsl.compile.scm import SCMForm
+
+    rng = np.random.default_rng(seed)
+    X = rng.exponential(1.0, (n, 5)) * (rng.random((n, 5)) < 0.6)
+    groups = rng.integers(-1, 3, n)
+    return [
+        SCMForm.from_features(X, k=3),
+        SCMForm.from_features(X, phi="log1p", cost=rng.uniform(0.5, 2.0, n), budget=2.5),
+        SCMForm.from_features(X, groups=groups, caps=np.array([1.0, 2.0, 1.0])),
+        SCMForm.from_features(X),
+    ]

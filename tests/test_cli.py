@@ -209,6 +209,19 @@ def test_no_solution_message_for_a_solver_that_stopped_without_one():
         "no solution: the problem is infeasible\nan irreducible infeasible subset of rows: a, b")
 
 
+def test_solve_output_tables_and_nonzeros(lp, tmp_path):
+    model, data = lp
+    out = tmp_path / "sol.npz"
+    result = runner.invoke(app, ["solve", str(model), "--data", str(data), "--json",
+                                 "--nonzeros", "--output", str(out)])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["variables"] == {"x": {"b": 1.0}}
+    import numpy as np
+
+    arrays = np.load(out)
+    assert arrays["x.I"].tolist() == ["b"] and arrays["x.value"].tolist() == [1.0]
+
+
 def _first_line_then_close(args: list[str]) -> subprocess.CompletedProcess:
     """`dfl ARGS | head -1`: the reader takes one line and goes away."""
     run = subprocess.Popen([sys.executable, "-c", "from dfl_dsl.cli import app; app()", *args],

@@ -50,7 +50,7 @@ def test_to_json_is_json(sol):
     payload = sol.to_json()
     assert json.loads(json.dumps(payload)) == payload
     assert set(payload) >= {"status", "objective", "variables", "backend", "time_s"}
-    assert payload["backend"] == "highs" and len(payload["duals"]["cap"]) == 2
+    assert payload["backend"] == "highs" and set(payload["duals"]["cap"]) == {"a", "b"}
 
 
 def test_no_solution():
@@ -70,7 +70,7 @@ def test_non_finite_numbers_become_null():
     sol.extra["note"] = "kept"
     payload = sol.to_json()
     assert payload["objective"] is None and payload["variables"] == {"x": None}
-    assert payload["duals"] == {"c": [None]} and payload["gap"] == 0.5
+    assert payload["duals"] == {"c": None} and payload["gap"] == 0.5  # a scalar row: a number
     assert payload["message"] == "m" and payload["note"] == "kept"
 
 
@@ -85,3 +85,57 @@ def test_statuses_that_count_as_ok():
     for status, ok in [("optimal", True), ("feasible", True), ("relaxed", True),
                        ("infeasible", False), ("unbounded", False), ("error", False)]:
         assert Solution(status, None, None, "t", 0.0).ok is ok
+
+
+TRANSPORT = """
+set ORIG; set DEST;
+param supply{ORIG}; param demand{DEST}; param cost{ORIG, DEST};
+var ship{ORIG, DEST} >= 0;
+minimize total: sum{i in ORIG, j in DEST} cost[i, j] * ship[i, j];
+subject to supply_limit{i in ORIG}: sum{j in DEST} ship[i, j] <= supply[i];
+subject to meet_demand{j in DEST}: sum{i in ORIG} ship[i, j] >= demand[j];
+subject to pair{i in ORIG, j in DEST: cost[i, j] > 5}: ship[i, j] + ship[i, 1] <= 100;
+"""
+TRANSPORT_DATA = {"ORIG": ["A", "B"], "DEST": [1, 2, 3], "supply": [60, 50],
+                  "demand": [30, 40, 20], "cost": [[4, 6, 9], [5, 3, 8]]}
+
+
+@pytest.fixture(scope="module")
+def transport():
+    return bind(TRANSPORT, TRANSPORT_DATA).solve("highs")
+
+
+def test_duals_are_keyed_like_their_constraints(transport):
+    duals = transport.to_json()["duals"]
+    assert set(duals["supply_limit"]) == {"A", "B"} and set(duals["meet_demand"]) == {"1", "2", "3"}
+    assert duals["supply_limit"]["B"] == transport.duals["supply_limit"][1]
+    # a filtered index: only the rows that exist, nested by element
+    assert duals["pair"] == {"A": {"2": 0.0, "3": 0.0}, "B": {"3": 0.0}}
+
+
+def test_reduced_costs_price_out_against_the_duals(transport):
+    """An LP's reduced cost is its cost less the duals of the rows it enters (c - Aᵀy): zero
+    for a basic column, >= 0 for one at its lower bound in a minimization."""
+    reduced = transport.reduced_costs.reshape(2, 3)
+    y_supply, y_demand = transport.duals["supply_limit"], transport.duals["meet_demand"]
+    assert np.all(transport.duals["pair"] == 0)  # the pair rows don't bind here
+    expected = np.array(TRANSPORT_DATA["cost"]) - y_supply[:, None] - y_demand[None, :]
+    assert np.allclose(reduced, expected)
+    assert np.all(reduced >= -1e-9) and np.allclose(reduced[transport.value("ship") > 1e-9], 0)
+
+
+def test_nonzeros_keeps_only_nonzero_entries(transport):
+    full = json.loads(transport.json_text())
+    sparse = json.loads(transport.json_text(nonzeros=True))
+    kept = {(i, j): v for i, row in full["variables"]["ship"].items() for j, v in row.items()
+            if v != 0}
+    assert {(i, j): v for i, row in sparse["variables"]["ship"].items()
+            for j, v in row.items()} == kept
+    assert sparse["duals"]["pair"] == {}
+    assert all(v != 0 for v in sparse["duals"]["meet_demand"].values())
+
+
+def test_nonzeros_keys_numpy_style_arrays_by_position():
+    sol = bind("var u[2, 2] in [0, 1]; maximize f: u[1, 0];").solve("highs")
+    assert sol.to_json()["variables"]["u"] == [[0.0, 0.0], [1.0, 0.0]]
+    assert json.loads(sol.json_text(nonzeros=True))["variables"]["u"] == {"1": {"0": 1.0}}

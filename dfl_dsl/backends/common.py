@@ -21,6 +21,7 @@ class RawResult:
     gap: float | None = None
     message: str = ""
     iis_rows: list[int] | None = None
+    col_duals: np.ndarray | None = None  # reduced costs, where the solver gives them
 
 
 def is_model_row(name: str) -> bool:
@@ -55,6 +56,8 @@ def to_solution(inst, form: LinearForm, raw: RawResult, backend: str, elapsed: f
                 duals[name] = form.sign * row_duals[start : start + count] + 0.0  # no -0.0
     solution = Solution(raw.status, objective, x, backend, elapsed, inst, raw.gap, duals,
                         raw.message)
+    if raw.col_duals is not None:
+        solution.reduced_costs = form.sign * raw.col_duals[: form.n_model] + 0.0
     if raw.iis_rows:
         rows = raw.iis_rows
         if form.kept_rows is not None:

@@ -151,7 +151,7 @@ class HighsModel:
         if model_status == highspy.HighsModelStatus.kModelEmpty and self._empty_infeasible:
             status = "infeasible"
         info = h.getInfo()
-        x = obj = duals = gap = None
+        x = obj = duals = reduced = gap = None
         has_solution = info.primal_solution_status == 2  # kSolutionStatusFeasible
         if status == "time_limit":
             status = "feasible" if has_solution else "time_limit"  # (no point: claims none)
@@ -161,6 +161,7 @@ class HighsModel:
             obj = float(info.objective_function_value)
             if want_duals and not self.form.is_mip and sol.dual_valid:
                 duals = np.asarray(sol.row_dual, dtype=float)
+                reduced = np.asarray(sol.col_dual, dtype=float)
             if self.form.is_mip:
                 gap = float(info.mip_gap)
         message = h.modelStatusToString(model_status)
@@ -169,7 +170,7 @@ class HighsModel:
             # objective's constant (as the pyomo backend reports it)
             return optimal_without_columns(self.form, np.zeros(0), float(h.getLp().offset_),
                                            message)
-        result = RawResult(status, x, obj, duals, gap, message)
+        result = RawResult(status, x, obj, duals, gap, message, col_duals=reduced)
         if status == "infeasible" and not self.form.is_mip:
             result.iis_rows = self._iis()
         return result

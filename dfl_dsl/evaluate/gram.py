@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.linalg import blas
-from scipy.sparse.csgraph import connected_components
 
 # A block goes dense when its dense flop count is at most this many times its sparse one (BLAS
 # runs ~100x faster per flop than SMMP on such rows), when its sparse cost is worth a Python
@@ -149,6 +147,8 @@ def _blocks(l1: sp.csr_array, l2: sp.csr_array | None) -> tuple[np.ndarray, int]
     indptr = np.concatenate([indptr, np.full(w, indptr[-1])])
     graph = sp.csr_array((np.ones(len(indices), dtype=np.int8), indices, indptr),
                          shape=(nodes, nodes))
+    from scipy.sparse.csgraph import connected_components  # (~50 ms to import: only here)
+
     comps, labels = connected_components(graph, directed=False)
     return np.concatenate([labels[:t], labels[k * t:]]), comps
 
@@ -164,6 +164,8 @@ def _grouped(label: np.ndarray, comps: int) -> tuple[np.ndarray, np.ndarray]:
 def _dense_block(l1: sp.csr_array, l2: sp.csr_array, same: bool, rows: np.ndarray,
                  cols: np.ndarray) -> Triplets:
     """One block's quadratic with BLAS (syrk when L1 is L2: half a gemm's flops)."""
+    from scipy.linalg import blas  # (~100 ms to import: only for a dense block)
+
     k = len(cols)
     where = np.full(l1.shape[1], -1, dtype=np.int64)
     where[cols] = np.arange(k)

@@ -15,7 +15,7 @@ import torch
 from torch import nn
 
 from ..errors import DflError
-from .losses import _BlackboxFn, _np, _Perturbed, _PerturbedOptFn, _tensor
+from .losses import _BlackboxFn, _Perturbed, _PerturbedOptFn
 from .oracle import Oracle
 
 LAYER_METHODS = ("dbb", "dpo", "pfyl", "identity", "cvxpylayers", "flexqp")
@@ -58,7 +58,7 @@ def _stack_params(inst, args, kwargs) -> torch.Tensor:
 class _Identity(torch.autograd.Function):
     @staticmethod
     def forward(ctx, c_hat, oracle):
-        return _tensor(oracle.solve(_np(c_hat)).w, c_hat)
+        return oracle.decisions(c_hat).to(c_hat)
 
     @staticmethod
     def backward(ctx, grad):
@@ -83,9 +83,9 @@ class DecisionLayer(nn.Module):
         theta = _stack_params(self.inst, args, kwargs).double()
         c_hat = self.oracle.costs(theta)
         if self.method == "dbb":
-            w = _BlackboxFn.apply(c_hat, self)
+            w = _BlackboxFn.apply(c_hat, self, None)
         elif self.method in ("dpo", "pfyl"):
-            w = _PerturbedOptFn.apply(c_hat, self)
+            w = _PerturbedOptFn.apply(c_hat, self, None)
         else:
             w = _Identity.apply(c_hat, self.oracle)
         return w[:, : self.oracle.form.n_model]

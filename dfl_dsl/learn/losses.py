@@ -3,6 +3,10 @@
 of the oracle, so minimize and maximize models share one implementation.
 
 Notation: w(c) = argmin_w cᵀw over the feasible set, z*(c) = cᵀw(c), c the true cost.
+
+Every loss asks the oracle (`Oracle.decisions`) and nothing else for decisions; `keys` (the
+samples' indices in the training set, which the trainer passes) let a warm-starting oracle
+start each sample's solve from its previous one.
 """
 
 from __future__ import annotations
@@ -14,14 +18,6 @@ from torch import nn
 from .oracle import Oracle
 
 REDUCTIONS = ("mean", "sum", "none")
-
-
-def _np(t: torch.Tensor) -> np.ndarray:
-    return t.detach().cpu().double().numpy()
-
-
-def _tensor(a: np.ndarray, like: torch.Tensor) -> torch.Tensor:
-    return torch.as_tensor(a, dtype=like.dtype, device=like.device)
 
 
 class _DFLLoss(nn.Module):
@@ -44,9 +40,8 @@ class _DFLLoss(nn.Module):
 # ---------------------------------------------------------------------- SPO+
 class _SPOPlusFn(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, c_hat, c, w_true, z_true, oracle):
-        spo = oracle.solve(_np(2 * c_hat - c))
-        w = _tensor(spo.w, c_hat)
+    def forward(ctx, c_hat, c, w_true, z_true, oracle, keys):
+        w = oracle.decisions(2 * c_hat - c, keys=keys, slot="spo+").to(c_hat)
         loss = -(2 * c_hat - c).mul(w).sum(-1) + 2 * (c_hat * w_true).sum(-1) - z_true
         ctx.save_for_backward(w_true - w)
         return loss
@@ -54,7 +49,7 @@ class _SPOPlusFn(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad):
         (diff,) = ctx.saved_tensors
-        return 2 * diff * grad.unsqueeze(-1), None, None, None, None
+        return 2 * diff * grad.unsqueeze(-1), None, None, None, None, None
 
 
 class SPOPlus(_DFLLoss):
@@ -65,12 +60,13 @@ class SPOPlus(_DFLLoss):
     A convex upper bound of the regret; one solve per sample.
     """
 
-    def forward(self, theta_hat, theta, w_true, z_true):
+    def forward(self, theta_hat, theta, w_true, z_true, keys=None):
         c_hat = self.oracle.costs(theta_hat)
         c = self.oracle.costs(theta).detach()
         z = (c * w_true).sum(-1)  # z* in the canonical space without its constant
         del z_true
-        return self._reduce(_SPOPlusFn.apply(c_hat, c, w_true.to(c_hat), z.to(c_hat), self.oracle))
+        return self._reduce(_SPOPlusFn.apply(c_hat, c, w_true.to(c_hat), z.to(c_hat),
+                                             self.oracle, keys))
 
 
 # ---------------------------------------------------------------------- perturbation
@@ -88,18 +84,23 @@ class _Perturbed:
         z = torch.randn((b, self.n_samples, n), generator=self.generator, dtype=torch.float64)
         return z.to(c_hat)
 
-    def solve(self, oracle: Oracle, c_hat: torch.Tensor, noise: torch.Tensor):
+    def solve(self, oracle: Oracle, c_hat: torch.Tensor, noise: torch.Tensor, keys, slot: str):
+        """Decisions under each perturbation; perturbation k of sample i is named
+        i·S + k, so a warm start pairs it with the same draw slot of its last visit."""
         perturbed = c_hat.detach().unsqueeze(1) + self.sigma * noise
         b, s, n = perturbed.shape
-        batch = oracle.solve(_np(perturbed.reshape(b * s, n)))
-        return perturbed, _tensor(batch.w, c_hat).reshape(b, s, n)
+        if keys is not None:
+            keys = (torch.as_tensor(keys, dtype=torch.int64)[:, None] * s
+                    + torch.arange(s)).flatten()
+        w = oracle.decisions(perturbed.reshape(b * s, n), keys=keys, slot=slot)
+        return perturbed, w.to(c_hat).reshape(b, s, n)
 
 
 class _PFYLFn(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, c_hat, w_true, module):
+    def forward(ctx, c_hat, w_true, module, keys):
         noise = module.perturb.sample(c_hat)
-        perturbed, sols = module.perturb.solve(module.oracle, c_hat, noise)
+        perturbed, sols = module.perturb.solve(module.oracle, c_hat, noise, keys, "pfyl")
         expected = sols.mean(1)
         f = torch.einsum("bsn,bsn->bs", perturbed, sols).mean(1)
         loss = (c_hat * w_true).sum(-1) - f
@@ -109,7 +110,7 @@ class _PFYLFn(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad):
         (diff,) = ctx.saved_tensors
-        return diff * grad.unsqueeze(-1), None, None
+        return diff * grad.unsqueeze(-1), None, None, None
 
 
 class PFYL(_DFLLoss):
@@ -124,16 +125,16 @@ class PFYL(_DFLLoss):
         super().__init__(inst, reduction)
         self.perturb = _Perturbed(n_samples, sigma, seed)
 
-    def forward(self, theta_hat, theta, w_true, z_true):
+    def forward(self, theta_hat, theta, w_true, z_true, keys=None):
         c_hat = self.oracle.costs(theta_hat)
-        return self._reduce(_PFYLFn.apply(c_hat, w_true.to(c_hat), self))
+        return self._reduce(_PFYLFn.apply(c_hat, w_true.to(c_hat), self, keys))
 
 
 class _PerturbedOptFn(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, c_hat, module):
+    def forward(ctx, c_hat, module, keys):
         noise = module.perturb.sample(c_hat)
-        _, sols = module.perturb.solve(module.oracle, c_hat, noise)
+        _, sols = module.perturb.solve(module.oracle, c_hat, noise, keys, "dpo")
         ctx.save_for_backward(sols, noise)
         ctx.sigma = module.perturb.sigma
         return sols.mean(1)
@@ -143,7 +144,7 @@ class _PerturbedOptFn(torch.autograd.Function):
         sols, noise = ctx.saved_tensors
         # Stein: ∂E[w(ĉ+σZ)]/∂ĉ = E[w(ĉ+σZ) Zᵀ]/σ ; the vector-Jacobian product with `grad`:
         jvp = torch.einsum("bsn,bn->bs", sols, grad)
-        return torch.einsum("bs,bsn->bn", jvp, noise) / (noise.shape[1] * ctx.sigma), None
+        return torch.einsum("bs,bsn->bn", jvp, noise) / (noise.shape[1] * ctx.sigma), None, None
 
 
 class DPO(_DFLLoss):
@@ -158,31 +159,32 @@ class DPO(_DFLLoss):
         super().__init__(inst, reduction)
         self.perturb = _Perturbed(n_samples, sigma, seed)
 
-    def decisions(self, c_hat: torch.Tensor) -> torch.Tensor:
-        return _PerturbedOptFn.apply(c_hat, self)
+    def decisions(self, c_hat: torch.Tensor, keys=None) -> torch.Tensor:
+        return _PerturbedOptFn.apply(c_hat, self, keys)
 
-    def forward(self, theta_hat, theta, w_true, z_true):
+    def forward(self, theta_hat, theta, w_true, z_true, keys=None):
         c_hat = self.oracle.costs(theta_hat)
         c = self.oracle.costs(theta).detach()
-        w_bar = self.decisions(c_hat)
+        w_bar = self.decisions(c_hat, keys)
         return self._reduce((c * (w_bar - w_true.to(c))).sum(-1))
 
 
 # ---------------------------------------------------------------------- DBB
 class _BlackboxFn(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, c_hat, module):
-        w = _tensor(module.oracle.solve(_np(c_hat)).w, c_hat)
+    def forward(ctx, c_hat, module, keys):
+        w = module.oracle.decisions(c_hat, keys=keys, slot="dbb").to(c_hat)
         ctx.save_for_backward(c_hat.detach(), w)
-        ctx.module = module
+        ctx.module, ctx.keys = module, keys
         return w
 
     @staticmethod
     def backward(ctx, grad):
         c_hat, w = ctx.saved_tensors
         lam = ctx.module.lambd
-        w_lam = _tensor(ctx.module.oracle.solve(_np(c_hat + lam * grad)).w, c_hat)
-        return -(w - w_lam) / lam, None
+        w_lam = ctx.module.oracle.decisions(c_hat + lam * grad, keys=ctx.keys,
+                                            slot="dbb-interpolated").to(c_hat)
+        return -(w - w_lam) / lam, None, None
 
 
 class DBB(_DFLLoss):
@@ -199,13 +201,13 @@ class DBB(_DFLLoss):
             raise ValueError("lambd must be positive")
         self.lambd = lambd
 
-    def decisions(self, c_hat: torch.Tensor) -> torch.Tensor:
-        return _BlackboxFn.apply(c_hat, self)
+    def decisions(self, c_hat: torch.Tensor, keys=None) -> torch.Tensor:
+        return _BlackboxFn.apply(c_hat, self, keys)
 
-    def forward(self, theta_hat, theta, w_true, z_true):
+    def forward(self, theta_hat, theta, w_true, z_true, keys=None):
         c_hat = self.oracle.costs(theta_hat)
         c = self.oracle.costs(theta).detach()
-        w = self.decisions(c_hat)
+        w = self.decisions(c_hat, keys)
         return self._reduce((c * (w - w_true.to(c))).sum(-1))
 
 
@@ -232,11 +234,12 @@ class NCE(_DFLLoss):
         for row in np.asarray(solutions):
             self.oracle.pool.setdefault(np.round(row, 9).tobytes(), row)
 
-    def forward(self, theta_hat, theta, w_true, z_true):
+    def forward(self, theta_hat, theta, w_true, z_true, keys=None):
         c_hat = self.oracle.costs(theta_hat)
         if self.rng.random() < self.solve_ratio or not self.oracle.pool:
-            self.oracle.solve(_np(c_hat))  # adds the predictions' solutions to the pool
-        pool = _tensor(self.oracle.pool_array(), c_hat)
+            # adds the predictions' solutions to the pool
+            self.oracle.decisions(c_hat, keys=keys, slot="nce")
+        pool = torch.as_tensor(self.oracle.pool_array(), dtype=c_hat.dtype, device=c_hat.device)
         loss = (c_hat * w_true.to(c_hat)).sum(-1, keepdim=True) - c_hat @ pool.T
         return self._reduce(loss.mean(-1))
 
@@ -251,7 +254,7 @@ class MSE(nn.Module):
             raise ValueError("reduction must be mean, sum or none")
         self.reduction = reduction
 
-    def forward(self, theta_hat, theta, w_true=None, z_true=None):
+    def forward(self, theta_hat, theta, w_true=None, z_true=None, keys=None):
         loss = ((theta_hat - theta.to(theta_hat)) ** 2).mean(-1)
         return loss.mean() if self.reduction == "mean" else loss.sum() if (
             self.reduction == "sum") else loss

@@ -12,12 +12,15 @@ import torch
 from .oracle import Oracle
 
 
-def regret(oracle: Oracle, theta_hat, theta, w_true: np.ndarray | None = None) -> np.ndarray:
-    """Per-sample regret of deciding with θ̂ when the truth is θ."""
+def regret(oracle: Oracle, theta_hat, theta, w_true: np.ndarray | None = None,
+           slot: str = "regret") -> np.ndarray:
+    """Per-sample regret of deciding with θ̂ when the truth is θ. The samples are named by
+    their row (in `slot`), so an oracle that warm-starts re-scores a monitored set quickly."""
     theta_hat_t = torch.as_tensor(np.asarray(theta_hat, dtype=float), dtype=torch.float64)
     theta_t = torch.as_tensor(np.asarray(theta, dtype=float), dtype=torch.float64)
     c = oracle.costs(theta_t).numpy()
-    w_hat = oracle.solve(oracle.costs(theta_hat_t).numpy(), remember=False).w
+    w_hat = oracle.solve(oracle.costs(theta_hat_t), keys=np.arange(len(theta_hat_t)),
+                         slot=slot, remember=False).w
     if w_true is None:
         w_true = oracle.solve(c, remember=False).w
     return np.maximum(np.einsum("bn,bn->b", c, w_hat - w_true), 0.0)
@@ -31,7 +34,8 @@ def true_objective(oracle: Oracle, theta, w_true: np.ndarray) -> np.ndarray:
     return oracle.form.sign * canonical
 
 
-def normalized_regret(oracle: Oracle, theta_hat, theta, w_true=None, z_true=None) -> float:
+def normalized_regret(oracle: Oracle, theta_hat, theta, w_true=None, z_true=None,
+                      slot: str = "regret") -> float:
     """Σ regret / Σ |z*| (PyEPO's normalized regret)."""
     theta = np.asarray(theta, dtype=float)
     if w_true is None:
@@ -40,4 +44,4 @@ def normalized_regret(oracle: Oracle, theta_hat, theta, w_true=None, z_true=None
     if z_true is None:
         z_true = true_objective(oracle, theta, w_true)
     total = float(np.abs(z_true).sum())
-    return float(regret(oracle, theta_hat, theta, w_true).sum() / (total + 1e-7))
+    return float(regret(oracle, theta_hat, theta, w_true, slot).sum() / (total + 1e-7))

@@ -1,9 +1,17 @@
 """The solver oracle of decision-focused learning: a batch of predicted params -> optimal
-decisions, re-solving one warm HiGHS model whose only change is the cost vector.
+decisions, through one protocol (.solvers) whatever solves them.
 
 Costs live in the canonical (minimized) space of `LinearForm`: ĉ = c + Cθ θ̂. Losses and
 metrics work there, so minimize and maximize models share one code path (as in PyEPO, where
 losses share one solver-oracle interface; Tang & Khalil, "PyEPO", Math. Prog. Comp. 2024).
+
+Which solver runs (`method`): `highs` re-solves a warm HiGHS model per cost vector;
+`enumerate` takes the argmin over a listed feasible set (small pure-integer models);
+`batched` solves the batch at once with the torch PDHG solver, certified per sample, HiGHS
+for what it can't certify (LPs and integer models with an integral relaxation, on the
+oracle's device); `auto` takes the listing when it fits, the batched solver on a GPU when the
+model allows it, and HiGHS otherwise — on a CPU a warm simplex re-solve answers a small batch
+sooner than any batched first-order method (docs/training.md has the figures).
 """
 
 from __future__ import annotations
@@ -14,11 +22,13 @@ import numpy as np
 import torch
 
 from ..compile.linear import LinearForm
+from ..compile.unimodular import integral_relaxation
 from ..errors import DflError
 from .enumeration import feasible_points, why_not_enumerable
-from .executors import EXECUTORS, Executor, make_executor, solve_with, warm_model
+from .executors import EXECUTORS
+from .solvers import BatchedSolver, DecisionSolver, EnumerationSolver, HighsSolver
 
-METHODS = ("auto", "highs", "enumerate")
+METHODS = ("auto", "highs", "enumerate", "batched")
 
 
 @dataclass
@@ -29,97 +39,117 @@ class Batch:
     objective: np.ndarray  # (B,) canonical ĉᵀw (without the constant c0)
 
 
-class Oracle:
-    """Batched argmin of ĉᵀw over the instance's feasible set.
+def training_form(inst) -> LinearForm:
+    """The instance's LinearForm, or why the decision-focused losses can't train it: they need
+    `predicted` params (only), entering a linear objective of an LP or MILP."""
+    if not inst.predicted:
+        raise DflError(
+            "the model has no `predicted` param to learn",
+            hint="mark the numbers a network predicts with `: predicted`",
+            filename=inst.model.filename,
+        )
+    if inst.uncertain:
+        raise DflError(
+            "a model with both `predicted` and `uncertain` params can't be trained yet",
+            hint="train the `predicted` params with the `uncertain` ones fixed as data, or "
+                 "make them all `uncertain`", filename=inst.model.filename,
+        )
+    try:
+        form = inst.linear_form()
+    except DflError as exc:
+        if exc.hint and "--backend" in exc.hint:  # a class refusal, for `dfl solve`'s
+            exc.message = f"the decision-focused losses need an LP or MILP: {exc.message}"
+            exc.args = (exc.message,)
+            exc.hint = ("for a convex model, train through inst.layer(method='cvxpylayers')"
+                        " in Python (docs/training.md)")
+        raise
+    if form.n_theta == 0:
+        names = ", ".join(f"`{e.name}`" for e in inst.predicted)
+        raise DflError(
+            f"the predicted params ({names}) have no entries with this instance data",
+            hint="their index sets are empty: check the sets in the data",
+            filename=inst.model.filename,
+        )
+    if form.theta_in_constraints:
+        raise DflError(
+            "predicted params enter the constraints; the decision-focused losses here need "
+            "them in the objective only",
+            filename=inst.model.filename,
+        )
+    if form.is_qp:
+        raise DflError(
+            "the objective is quadratic; these losses need a linear objective (LP/MILP)",
+            hint="for QPs use inst.layer(method='cvxpylayers') or the flexqp backend",
+            filename=inst.model.filename,
+        )
+    return form
 
-    `method` says how: `highs` re-solves the warm HiGHS model; `enumerate` lists every
-    feasible point once (pure-integer models with small feasible sets, see .enumeration) and
-    takes the argmin of a matrix product; `auto` enumerates when the listing fits its limits,
-    else uses HiGHS. `processes > 1` spreads a batch over worker processes, each holding its
-    own HiGHS model. `pool` keeps every distinct solution seen (the solution pool that NCE and
-    caching use).
-    """
+
+class Oracle:
+    """Batched argmin of ĉᵀw over the instance's feasible set, by the solver `method` names
+    (module docstring). `processes > 1` spreads HiGHS's solves over worker processes (or Ray
+    actors); `device` is where the batched solver computes. `pool` keeps every distinct
+    solution seen (the solution pool that NCE uses)."""
 
     def __init__(self, inst, *, processes: int = 1, time_limit: float | None = None,
                  executor: str = "processes", ray_address: str | None = None,
-                 method: str = "auto") -> None:
-        if not inst.predicted:
-            raise DflError(
-                "the model has no `predicted` param to learn",
-                hint="mark the numbers a network predicts with `: predicted`",
-                filename=inst.model.filename,
-            )
-        if inst.uncertain:
-            raise DflError(
-                "a model with both `predicted` and `uncertain` params can't be trained yet",
-                hint="train the `predicted` params with the `uncertain` ones fixed as data, or "
-                     "make them all `uncertain`", filename=inst.model.filename,
-            )
-        try:
-            form = inst.linear_form()
-        except DflError as exc:
-            if exc.hint and "--backend" in exc.hint:  # a class refusal, for `dfl solve`'s
-                exc.message = f"the decision-focused losses need an LP or MILP: {exc.message}"
-                exc.args = (exc.message,)
-                exc.hint = ("for a convex model, train through inst.layer(method='cvxpylayers')"
-                            " in Python (docs/training.md)")
-            raise
-        if form.n_theta == 0:
-            names = ", ".join(f"`{e.name}`" for e in inst.predicted)
-            raise DflError(
-                f"the predicted params ({names}) have no entries with this instance data",
-                hint="their index sets are empty: check the sets in the data",
-                filename=inst.model.filename,
-            )
-        if form.theta_in_constraints:
-            raise DflError(
-                "predicted params enter the constraints; the decision-focused losses here need "
-                "them in the objective only",
-                filename=inst.model.filename,
-            )
-        if form.is_qp:
-            raise DflError(
-                "the objective is quadratic; these losses need a linear objective (LP/MILP)",
-                hint="for QPs use inst.layer(method='cvxpylayers') or the flexqp backend",
-                filename=inst.model.filename,
-            )
-        self.inst = inst
-        self.form: LinearForm = form
-        self.n = form.n
-        self.time_limit = time_limit
-        self.theta_index = inst.predicted_index()
+                 method: str = "auto", device: str | torch.device = "cpu") -> None:
+        form = training_form(inst)
         if executor not in EXECUTORS:
             raise DflError(f"unknown executor `{executor}`",
                            hint="use one of: " + ", ".join(EXECUTORS))
-        self.points = self._enumerate(method, inst)
-        self.method = "enumerate" if self.points is not None else "highs"
-        # a listed feasible set needs no solver
-        self._model = warm_model(form, time_limit) if self.points is None else None
-        self.solver_calls = 0
-        self.processes = max(1, int(processes))
-        self.executor = executor
-        self.ray_address = ray_address
-        self._workers: Executor | None = None
+        if method not in METHODS:
+            raise DflError(f"unknown oracle method `{method}`",
+                           hint="use one of: " + ", ".join(METHODS))
+        self.inst = inst
+        self.form: LinearForm = form
+        self.n = form.n
+        self.device = torch.device(device)
+        self.theta_index = inst.predicted_index()
         self.pool: dict[bytes, np.ndarray] = {}
+        self.solver: DecisionSolver = self._choose(method, dict(
+            processes=processes, executor=executor, ray_address=ray_address,
+            time_limit=time_limit))
         c_theta = form.c_theta.tocsc()[:, self.theta_index]
         self._c = torch.as_tensor(form.c, dtype=torch.float64)
         self._c_theta = torch.as_tensor(c_theta.toarray(), dtype=torch.float64)
         self._c0_theta = form.c0_theta[self.theta_index]
 
-    def _enumerate(self, method: str, inst) -> np.ndarray | None:
-        if method not in METHODS:
-            raise DflError(f"unknown oracle method `{method}`",
-                           hint="use one of: " + ", ".join(METHODS))
-        if method == "highs":
-            return None
-        points = feasible_points(self.form)
+    def _choose(self, method: str, highs_options: dict) -> DecisionSolver:
+        filename = self.inst.model.filename
+        points = None if method in ("highs", "batched") else feasible_points(self.form)
         if method == "enumerate" and points is None:
             reason = why_not_enumerable(self.form) or "its feasible set is too large to list"
             raise DflError(f"the oracle can't enumerate this model: {reason}",
-                           hint="use --oracle highs (or auto)", filename=inst.model.filename)
-        if points is not None and len(points) == 0:
-            raise DflError("the model has no feasible point", filename=inst.model.filename)
-        return points
+                           hint="use --oracle highs (or auto)", filename=filename)
+        if points is not None:
+            if len(points) == 0:
+                raise DflError("the model has no feasible point", filename=filename)
+            return EnumerationSolver(points)
+        highs = HighsSolver(self.form, **highs_options)
+        why_not = integral_relaxation(self.form) if self.form.is_mip else (
+            "the objective is quadratic" if self.form.is_qp else None)
+        if method == "batched" and why_not is not None:
+            raise DflError(f"the batched oracle solves LPs and integer models whose LP "
+                           f"relaxation is integral; here {why_not}",
+                           hint="use --oracle highs (or auto)", filename=filename)
+        if method == "batched" or (method == "auto" and why_not is None
+                                   and self.device.type == "cuda"):
+            return BatchedSolver(self.form, highs, device=self.device)
+        return highs
+
+    @property
+    def method(self) -> str:
+        """The solver that runs: highs, enumerate or batched."""
+        return self.solver.name
+
+    @property
+    def solver_calls(self) -> int:
+        return self.solver.stats()["solves"]
+
+    def stats(self) -> dict:
+        """What the solver did: solves, and for the batched one fallbacks and iterations."""
+        return self.solver.stats()
 
     # ------------------------------------------------------------------ costs
     @property
@@ -137,46 +167,39 @@ class Oracle:
         return self.form.c0 + theta @ self._c0_theta
 
     # ------------------------------------------------------------------ solving
-    def solve(self, costs: np.ndarray | torch.Tensor, *, remember: bool = True) -> Batch:
-        """argmin_w ĉᵀw for each row of `costs` (canonical space); with `remember`, the
-        solutions join the pool (evaluation passes False: a test set's solutions in NCE's pool
-        would leak it into training)."""
-        if isinstance(costs, torch.Tensor):
-            costs = costs.detach().cpu().double().numpy()
-        costs = np.atleast_2d(np.asarray(costs, dtype=float))
-        if not np.all(np.isfinite(costs)):
+    def decisions(self, costs: torch.Tensor, *, keys: torch.Tensor | np.ndarray | None = None,
+                  slot: str = "", remember: bool = True) -> torch.Tensor:
+        """argmin_w ĉᵀw for each row of `costs` (canonical space), as a float64 tensor on
+        costs' device. `keys` name the samples (with `slot` naming the caller) so a solver
+        that warm-starts can start each from its last solution; with `remember`, the
+        solutions join the pool (evaluation passes False: a test set's solutions in NCE's
+        pool would leak it into training)."""
+        costs = torch.atleast_2d(costs.detach()).to(torch.float64)
+        if not bool(torch.isfinite(costs).all()):
             raise FloatingPointError("non-finite predicted costs reached the solver")
-        if self.points is not None:
-            self.solver_calls += len(costs)
-            w = self.points[np.argmin(costs @ self.points.T, axis=1)]
-        elif self._parallel(len(costs)):
-            w = self._solve_parallel(costs)
-        else:
-            w = np.stack([self._solve_one(c) for c in costs])
-        objective = np.einsum("bn,bn->b", costs, w)
-        for row in w if remember else ():
-            self.pool.setdefault(np.round(row, 9).tobytes(), row)
-        return Batch(w, objective)
-
-    def _parallel(self, batch: int) -> bool:
-        # a local pool pays from two samples per worker; Ray is asked for every batch
-        if self.executor == "ray":
-            return True
-        return self.processes > 1 and batch >= 2 * self.processes
-
-    def _solve_one(self, c: np.ndarray) -> np.ndarray:
-        self.solver_calls += 1
+        if keys is not None:
+            keys = torch.as_tensor(keys, dtype=torch.int64).flatten()
         try:
-            return solve_with(self._model, c)
+            w = self.solver.solve(costs, keys, slot)
         except DflError as exc:
             raise exc.located(self.inst.model.filename, None) from None
+        if remember:
+            self._remember(w)
+        return w
 
-    def _solve_parallel(self, costs: np.ndarray) -> np.ndarray:
-        if self._workers is None:
-            self._workers = make_executor(self.executor, self.form, workers=self.processes,
-                                          time_limit=self.time_limit, address=self.ray_address)
-        self.solver_calls += len(costs)
-        return self._workers.solve(costs)
+    def solve(self, costs: np.ndarray | torch.Tensor, *, keys=None, slot: str = "",
+              remember: bool = True) -> Batch:
+        """`decisions` as numpy arrays, with the canonical objectives ĉᵀw."""
+        costs_t = torch.as_tensor(np.asarray(costs, dtype=float)) if not isinstance(
+            costs, torch.Tensor) else costs
+        costs_t = torch.atleast_2d(costs_t.detach()).to(torch.float64)
+        w = self.decisions(costs_t, keys=keys, slot=slot, remember=remember)
+        return Batch(w.cpu().numpy(), (costs_t * w.to(costs_t.device)).sum(1).cpu().numpy())
+
+    def _remember(self, w: torch.Tensor) -> None:
+        rows = np.unique(np.round(w.cpu().numpy(), 9), axis=0)
+        for row in rows:
+            self.pool.setdefault(row.tobytes(), row)
 
     def solve_theta(self, theta: np.ndarray | torch.Tensor) -> Batch:
         """Decisions for predicted params θ (B, n_theta)."""
@@ -188,9 +211,7 @@ class Oracle:
         return np.stack(list(self.pool.values())) if self.pool else np.zeros((0, self.n))
 
     def close(self) -> None:
-        if self._workers is not None:
-            self._workers.close()
-            self._workers = None
+        self.solver.close()
 
     def __del__(self) -> None:  # pragma: no cover - best effort
         try:

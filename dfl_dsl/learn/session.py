@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from ..errors import DataError, DflError
 from ..model import load
 from ..outputs import checked_output, refuse_overwriting, write_atomic
 from .dataset import DFLData, ScenarioData
+from .options import TrainOptions
 from .recipe import find_recipe, run_generator
 from .trainer import (
     SCENARIO_LOSSES,
@@ -59,75 +61,64 @@ def _check_features(data: DFLData, width: int, source) -> None:
                         f"{width}", filename=None if source is None else str(source))
 
 
-def train_command(model_path: Path, data, train_file, test_file, *, loss: str, predictor: str,
-                  epochs: int, batch_size: int, lr: float, optimizer: str, weight_decay: float,
-                  cautious_wd: bool, device: str, seed: int, processes: int, save, plot,
-                  console: Console, progress: bool = True, executor: str = "processes",
-                  ray_address: str | None = None, distributed: bool = False,
-                  oracle: str = "auto", scenarios: int | None = None, beta: float | None = None,
-                  generative: str | None = None, hidden: int | None = None) -> dict | None:
+def train_command(model_path: Path, data, train_file, test_file, opts: TrainOptions, *,
+                  console: Console, progress: bool = True) -> dict | None:
     """`dfl train`; under --distributed every rank trains and only rank 0 reports (the
-    others return None). The generative options (`scenarios`, `beta`, `generative`, `hidden`)
-    are None when not given: the ScenarioTrainer's defaults then apply."""
-    for path, suffix in ((save, None), (plot, ".png")):
-        if path is not None and suffix and Path(path).suffix.lower() != suffix:
-            raise DflError(f"--plot writes a PNG file: {path} should end in {suffix}")
-    checked_output(save, "--save")
-    checked_output(plot, "--plot")
-    refuse_overwriting({"--save": save, "--plot": plot},
+    others return None). Options left None take the trainer's defaults."""
+    if opts.plot is not None and Path(opts.plot).suffix.lower() != ".png":
+        raise DflError(f"--plot writes a PNG file: {opts.plot} should end in .png")
+    checked_output(opts.save, "--save")
+    checked_output(opts.plot, "--plot")
+    refuse_overwriting({"--save": opts.save, "--plot": opts.plot},
                        {"the model": model_path, "--data": data, "--train": train_file,
                         "--test": test_file})
     inst, train, test = _instance_and_data(model_path, data, train_file, test_file)
-    generative_options = {"scenarios": scenarios, "beta": beta, "generative": generative,
-                          "hidden": hidden}
+    given = opts.given()
     if isinstance(train, ScenarioData):
-        _refuse_options(
-            {"--predictor": predictor != "linear", "--optimizer": optimizer != "adam",
-             "--weight-decay": weight_decay != 0, "--cautious-wd": cautious_wd,
-             "--processes": processes != 1, "--executor": executor != "processes",
-             "--ray-address": ray_address is not None, "--oracle": oracle != "auto",
-             "--distributed": distributed},
-            "only for predictors of `predicted` params; a model with `uncertain` params trains "
-            "a generative (or point) model of them, in one process", model_path)
-        if loss in ("mse", "spo+"):
-            _refuse_options({"--scenarios": scenarios is not None,
-                             "--generative": generative is not None,
-                             "--hidden": hidden is not None},
-                            f"only for --loss gen-dfl or nll; --loss {loss} decides with a "
-                            "point forecast as one scenario", model_path)
-        if loss in SCENARIO_LOSSES and loss != "gen-dfl":
-            _refuse_options({"--beta": beta is not None},
-                            f"weighs the Gen-DFL term, only with --loss gen-dfl (not {loss})",
-                            model_path)
-        return _train_scenarios(
-            inst, train, test, loss=loss, epochs=epochs, batch_size=batch_size, lr=lr,
-            device=device, seed=seed, save=save, plot=plot, console=console, progress=progress,
-            options={k: v for k, v in generative_options.items() if v is not None})
-    if loss in ("gen-dfl", "nll"):
-        raise DflError(f"--loss {loss} learns the distribution of `uncertain` params; this model "
-                       "has none", hint="mark them `: uncertain`, or use spo+, pfyl, dbb, nce, mse",
-                       filename=str(model_path))
-    _refuse_options({f"--{k}": v is not None for k, v in generative_options.items()
-                     if k != "hidden"},
+        _check_scenario_run(opts, given, model_path)
+        return _train_scenarios(inst, train, test, opts, console=console, progress=progress)
+    if opts.loss in ("gen-dfl", "nll"):
+        raise DflError(f"--loss {opts.loss} learns the distribution of `uncertain` params; this "
+                       "model has none", hint="mark them `: uncertain`, or use spo+, pfyl, dbb, "
+                       "nce, mse", filename=str(model_path))
+    _refuse_options({f"--{name}": given[name] for name in ("scenarios", "beta", "generative")},
                     "only for models with `uncertain` params (a generative model's scenarios); "
                     "this model's are `predicted`", model_path)
-    _refuse_options({"--hidden": hidden is not None and predictor != "mlp"},
+    _refuse_options({"--hidden": given["hidden"] and opts.predictor != "mlp"},
                     "the hidden width of --predictor mlp (or of a generative model); the "
-                    f"{predictor} predictor has no hidden layer", model_path)
+                    f"{opts.predictor} predictor has no hidden layer", model_path)
+    return _train_predictor(inst, train, test, opts, console=console, progress=progress)
+
+
+def _check_scenario_run(opts: TrainOptions, given: dict[str, bool], model_path: Path) -> None:
+    """Refuse the options that would have no effect on a model of `uncertain` params."""
+    _refuse_options({f"--{name.replace('_', '-')}": given[name] for name in (
+        "predictor", "optimizer", "weight_decay", "cautious_wd", "processes", "executor",
+        "ray_address", "distributed")},
+        "only for predictors of `predicted` params; a model with `uncertain` params trains "
+        "a generative (or point) model of them, in one process", model_path)
+    if opts.loss in ("mse", "spo+"):
+        _refuse_options({f"--{name}": given[name] for name in ("scenarios", "generative",
+                                                               "hidden")},
+                        f"only for --loss gen-dfl or nll; --loss {opts.loss} decides with a "
+                        "point forecast as one scenario", model_path)
+    if opts.loss in SCENARIO_LOSSES and opts.loss != "gen-dfl":
+        _refuse_options({"--beta": given["beta"]},
+                        f"weighs the Gen-DFL term, only with --loss gen-dfl (not {opts.loss})",
+                        model_path)
+
+
+def _train_predictor(inst, train: DFLData, test: DFLData | None, opts: TrainOptions, *,
+                     console: Console, progress: bool) -> dict | None:
+    """`dfl train` for a model with `predicted` params (see `train_command`)."""
     shard = None
-    if distributed:
+    if opts.distributed:
         from . import distributed as dist
 
-        shard = dist.init(device)
-        device = str(shard.device)
+        shard = dist.init(opts.device)
+        opts = dataclasses.replace(opts, device=str(shard.device))
     try:
-        trainer = Trainer(
-            inst, loss, predictor, epochs=epochs, batch_size=batch_size, lr=lr,
-            optimizer=optimizer, weight_decay=weight_decay, cautious_wd=cautious_wd,
-            device=device, seed=seed, processes=processes, executor=executor,
-            ray_address=ray_address, shard=shard, console=console, progress=progress,
-            oracle=oracle, **({"hidden": hidden} if hidden is not None else {}),
-        )
+        trainer = Trainer(inst, options=opts, shard=shard, console=console, progress=progress)
         start = time.perf_counter()
         history = trainer.fit(train, test, "test" if test is not None else "val")
         elapsed = time.perf_counter() - start
@@ -142,18 +133,25 @@ def train_command(model_path: Path, data, train_file, test_file, *, loss: str, p
         "regret_on": "test" if test is not None else "train",
         "train_regret": trainer.regret(train),
         "oracle": trainer.oracle.method,
-        **_run_fields(loss, epochs, elapsed, history),
+        "oracle_stats": trainer.oracle.stats(),
+        **_run_fields(opts.loss, opts.epochs, elapsed, history),
     }
     if shard is not None:
         result["ranks"] = shard.world
-    if save is not None:
-        trainer.save(save)
-        result["checkpoint"] = str(save)
-    if plot is not None:
-        result["plot"] = _plot(history, plot, inst, loss)
+    _write_results(trainer, result, opts, inst, console)
     trainer.oracle.close()
-    _print_summary(result, console)
     return result
+
+
+def _write_results(trainer, result: dict, opts: TrainOptions, inst, console: Console,
+                   metric: str = "normalized regret") -> None:
+    """--save and --plot, then the summary."""
+    if opts.save is not None:
+        trainer.save(opts.save)
+        result["checkpoint"] = str(opts.save)
+    if opts.plot is not None:
+        result["plot"] = _plot(trainer.history, opts.plot, inst, opts.loss, metric)
+    _print_summary(result, console)
 
 
 def _refuse_options(given: dict[str, bool], why: str, model_path: Path) -> None:
@@ -164,15 +162,11 @@ def _refuse_options(given: dict[str, bool], why: str, model_path: Path) -> None:
         raise DflError(f"{', '.join(names)}: {why}", filename=str(model_path))
 
 
-def _train_scenarios(inst, train: ScenarioData, test: ScenarioData | None, *, loss: str,
-                     epochs: int, batch_size: int, lr: float, device: str, seed: int, save, plot,
-                     console: Console, progress: bool, options: dict) -> dict:
+def _train_scenarios(inst, train: ScenarioData, test: ScenarioData | None, opts: TrainOptions,
+                     *, console: Console, progress: bool) -> dict:
     """`dfl train` for a model with `uncertain` params: a generative (or point) model of them,
-    decisions under the model's risk measure, the relative risk regret on the test set;
-    `options` are the ScenarioTrainer settings the user gave (S, β, the model and its size)."""
-    trainer = ScenarioTrainer(inst, loss, epochs=epochs, batch_size=batch_size, lr=lr,
-                              device=device, seed=seed, console=console, progress=progress,
-                              **options)
+    decisions under the model's risk measure, the relative risk regret on the test set."""
+    trainer = ScenarioTrainer(inst, options=opts, console=console, progress=progress)
     start = time.perf_counter()
     history = trainer.fit(train, test, "test" if test is not None else "val")
     elapsed = time.perf_counter() - start
@@ -181,14 +175,9 @@ def _train_scenarios(inst, train: ScenarioData, test: ScenarioData | None, *, lo
         "regret": trainer.risk_regret(on),
         "regret_on": "test" if test is not None else "train",
         **_scenario_fields(trainer, on),
-        **_run_fields(loss, epochs, elapsed, history),
+        **_run_fields(opts.loss, opts.epochs, elapsed, history),
     }
-    if save is not None:
-        trainer.save(save)
-        result["checkpoint"] = str(save)
-    if plot is not None:
-        result["plot"] = _plot(history, plot, inst, loss, result["metric"])
-    _print_summary(result, console)
+    _write_results(trainer, result, opts, inst, console, result["metric"])
     return result
 
 
@@ -196,7 +185,9 @@ def _scenario_fields(trainer: ScenarioTrainer, on: ScenarioData) -> dict:
     """What `dfl train` and `dfl eval` both report about a risk regret: the metric, S and
     the number of true scenarios it was measured on."""
     objective = trainer.objective
+    oracle = trainer.oracle(trainer.scenarios)
     return {"metric": f"relative {objective.measure} regret", "alpha": objective.alpha,
+            "oracle": oracle.method, "oracle_fallbacks": oracle.fallbacks,
             "generative": trainer.kind, "scenarios": trainer.scenarios,
             "true_scenarios": int(on.draws.shape[1])}
 

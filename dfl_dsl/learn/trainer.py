@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from torch import nn
 
-from ..devices import checked_device
+from ..devices import checked_device, torch_threads
 from ..errors import DflError
 from ..outputs import write_atomic
 from .checkpoint_fields import check_fields, rebuilt
@@ -22,8 +22,10 @@ from .distributed import Shard
 from .losses import LOSSES
 from .metrics import normalized_regret, true_objective
 from .optim import OPTIMIZERS, make_optimizer
+from .options import PREDICTOR_DEFAULTS, SCENARIO_DEFAULTS, TrainOptions, or_default
 from .oracle import Oracle
 from .predictors import PREDICTORS, describe, make_predictor
+from .threads import training_threads
 
 CHECKPOINT_FORMAT = "dfl-dsl/checkpoint-1"
 SCENARIO_CHECKPOINT_FORMAT = "dfl-dsl/scenario-checkpoint-1"
@@ -42,6 +44,68 @@ def _check_run(epochs: int, batch_size: int, lr: float, hidden: int) -> None:
         raise DflError(f"--hidden must be >= 1, got {hidden}")
 
 
+def _check_predictor_options(opts: TrainOptions, lr: float, hidden: int) -> None:
+    """A predictor's settings, checked before any work."""
+    if opts.loss not in LOSSES:
+        raise DflError(f"unknown loss `{opts.loss}`", hint="use one of: " + ", ".join(LOSSES))
+    _check_run(opts.epochs, opts.batch_size, lr, hidden)
+    if isinstance(opts.predictor, str) and opts.predictor not in PREDICTORS:
+        raise DflError(f"unknown predictor `{opts.predictor}`",
+                       hint="use one of: " + ", ".join(PREDICTORS))
+    if opts.optimizer.lower() not in OPTIMIZERS:
+        raise DflError(f"unknown optimizer `{opts.optimizer}`",
+                       hint="use one of: " + ", ".join(OPTIMIZERS))
+    if not 0 <= opts.weight_decay < math.inf:
+        raise DflError(f"--weight-decay must be a finite number >= 0, got {opts.weight_decay}")
+    if opts.cautious_wd and opts.weight_decay == 0:
+        raise DflError("--cautious-wd decays weights cautiously, but --weight-decay is 0: "
+                       "it would have no effect", hint="give --weight-decay, e.g. 0.01")
+    if opts.processes < 1:
+        raise DflError(f"--processes must be >= 1 (solver workers), got {opts.processes}")
+    if opts.threads is not None and opts.threads < 1:
+        raise DflError(f"--threads must be >= 1, got {opts.threads}")
+
+
+def _progress(console: Console, disabled: bool, title: str) -> Progress:
+    """The bar both trainers draw: epoch, running loss, the monitored regret, time."""
+    return Progress(TextColumn(f"[bold]{title} " + "{task.fields[epoch]}/{task.fields[of]}"),
+                    BarColumn(), TextColumn("loss {task.fields[loss]:.4f}"),
+                    TextColumn("{task.fields[label]} regret {task.fields[regret]}"),
+                    TimeElapsedColumn(), console=console, disable=disabled)
+
+
+def _check_scenario_options(inst, opts: TrainOptions, lr: float, hidden: int, scenarios: int,
+                            beta: float, generative: str) -> None:
+    """A generative (or point) model's settings, checked before any work."""
+    from .gen_dfl import uncertain_constraints
+
+    if opts.loss not in SCENARIO_LOSSES:
+        raise DflError(f"unknown loss `{opts.loss}` for a model with uncertain params",
+                       hint="use one of: " + ", ".join(SCENARIO_LOSSES))
+    _check_run(opts.epochs, opts.batch_size, lr, hidden)
+    if scenarios < 1:
+        raise DflError(f"--scenarios must be >= 1 (scenarios per decision), got {scenarios}")
+    if not 0 <= beta < math.inf:
+        raise DflError(f"--beta must be a finite number >= 0, got {beta}")
+    if opts.loss not in ("mse", "spo+") and generative not in SCENARIO_GENERATIVE:
+        raise DflError(f"unknown generative model `{generative}`",
+                       hint="use one of: " + ", ".join(SCENARIO_GENERATIVE))
+    if opts.threads is not None and opts.threads < 1:
+        raise DflError(f"--threads must be >= 1, got {opts.threads}")
+    checked_device(opts.device)
+    constrained = uncertain_constraints(inst)
+    if constrained:  # the metric would score a decision that breaks them as a good one
+        raise DflError(
+            "uncertain params enter the constraint(s) "
+            + ", ".join(f"`{name}`" for name in constrained) + ": the scenario losses and "
+            "their regret judge the objective only, so a decision taken against sampled "
+            "scenarios that breaks a true scenario's constraint would score as well as a "
+            "feasible one", filename=inst.model.filename,
+            hint="keep `uncertain` params in the objective (mean, cvar, worst); `dfl solve` "
+                 "takes them in constraints",
+        )
+
+
 class TrainingError(DflError):
     """Training had to stop (non-finite predictions or loss)."""
 
@@ -58,45 +122,34 @@ class History:
 class Trainer:
     """Fits `predictor` (features -> predicted params) by a decision-focused `loss`."""
 
-    def __init__(self, inst, loss: str = "spo+", predictor: str | nn.Module = "linear", *,
-                 epochs: int = 10, batch_size: int = 32, lr: float = 1e-2,
-                 optimizer: str = "adam", weight_decay: float = 0.0, cautious_wd: bool = False,
-                 device: str = "cpu", seed: int = 135, hidden: int = 64,
-                 loss_options: dict | None = None, processes: int = 1,
-                 executor: str = "processes", ray_address: str | None = None,
-                 oracle: str = "auto", shard: Shard | None = None,
-                 console: Console | None = None, progress: bool = True) -> None:
-        if loss not in LOSSES:
-            raise DflError(f"unknown loss `{loss}`", hint="use one of: " + ", ".join(LOSSES))
-        _check_run(epochs, batch_size, lr, hidden)
-        if isinstance(predictor, str) and predictor not in PREDICTORS:
-            raise DflError(f"unknown predictor `{predictor}`",
-                           hint="use one of: " + ", ".join(PREDICTORS))
-        if optimizer.lower() not in OPTIMIZERS:
-            raise DflError(f"unknown optimizer `{optimizer}`",
-                           hint="use one of: " + ", ".join(OPTIMIZERS))
-        if not 0 <= weight_decay < math.inf:
-            raise DflError(f"--weight-decay must be a finite number >= 0, got {weight_decay}")
-        if cautious_wd and weight_decay == 0:
-            raise DflError("--cautious-wd decays weights cautiously, but --weight-decay is 0: "
-                           "it would have no effect", hint="give --weight-decay, e.g. 0.01")
-        if processes < 1:
-            raise DflError(f"--processes must be >= 1 (solver workers), got {processes}")
-        checked_device(device)
+    def __init__(self, inst, loss: str | None = None,
+                 predictor: str | nn.Module | None = None, *,
+                 options: TrainOptions | None = None, shard: Shard | None = None,
+                 console: Console | None = None, progress: bool = True, **settings) -> None:
+        """`options` (default: TrainOptions()) with `loss`, `predictor` and any other
+        TrainOptions field given as a keyword replacing it; `shard` places this process in a
+        data-parallel run (see .distributed)."""
+        named = {k: v for k, v in (("loss", loss), ("predictor", predictor)) if v is not None}
+        opts = self.options = TrainOptions.of(options, **named, **settings)
+        lr = or_default(opts.lr, "lr", PREDICTOR_DEFAULTS)
+        self.hidden = or_default(opts.hidden, "hidden", PREDICTOR_DEFAULTS)
+        _check_predictor_options(opts, lr, self.hidden)
+        checked_device(opts.device)
         self.inst = inst
-        self.oracle = Oracle(inst, processes=processes, executor=executor,
-                             ray_address=ray_address, method=oracle)
+        self.oracle = Oracle(inst, processes=opts.processes, executor=opts.executor,
+                             ray_address=opts.ray_address, method=opts.oracle,
+                             device=opts.device)
         self.shard = shard  # data-parallel training: this rank's place (see .distributed)
-        self.loss_name = loss
-        self.loss_fn = LOSSES[loss](self.oracle, **(loss_options or {}))
-        self.epochs, self.batch_size, self.lr = epochs, batch_size, lr
-        self.device = torch.device(device)
-        self.seed = seed
+        self.loss_name = opts.loss
+        self.loss_fn = LOSSES[opts.loss](self.oracle, **(opts.loss_options or {}))
+        self.epochs, self.batch_size, self.lr = opts.epochs, opts.batch_size, lr
+        self.device = torch.device(opts.device)
+        self.seed = opts.seed
+        predictor = opts.predictor
         self.predictor_spec = predictor if isinstance(predictor, str) else "custom"
-        self.hidden = hidden
         self._predictor = predictor if isinstance(predictor, nn.Module) else None
-        self.optimizer_options = dict(name=optimizer, lr=lr, weight_decay=weight_decay,
-                                      cautious=cautious_wd)
+        self.optimizer_options = dict(name=opts.optimizer, lr=lr, weight_decay=opts.weight_decay,
+                                      cautious=opts.cautious_wd)
         self.console = console or Console(stderr=True)
         self.show_progress = progress and (shard is None or shard.is_main)
         self.history = History()
@@ -127,7 +180,7 @@ class Trainer:
     def regret(self, data: DFLData) -> float:
         data.solved(self.oracle)
         return normalized_regret(self.oracle, self.predict(data.features), data.theta,
-                                 data.w, data.z)
+                                 data.w, data.z, slot=f"regret-{id(data)}")
 
     # ------------------------------------------------------------------ training
     def fit(self, train: DFLData, monitor: DFLData | None = None,
@@ -138,26 +191,23 @@ class Trainer:
         self._build(train.features.shape[1])
         if isinstance(self.loss_fn, nn.Module) and hasattr(self.loss_fn, "seed_pool"):
             self.loss_fn.seed_pool(train.w)
+        widths = [train.features.shape[1], *([self.hidden] * (self.predictor_spec == "mlp")),
+                  self.oracle.n_theta]
+        with torch_threads(training_threads(self.options.threads, self.batch_size, widths)):
+            self._epochs(train, monitor, monitor_label)
+        return self.history
+
+    def _epochs(self, train: DFLData, monitor: DFLData | None, monitor_label: str) -> None:
         optimizer = make_optimizer(self.predictor.parameters(), **self.optimizer_options)
-        shard = self.shard
-        model = self.predictor if shard is None else shard.wrap(self.predictor)
+        model = self.predictor if self.shard is None else self.shard.wrap(self.predictor)
         generator = torch.Generator().manual_seed(self.seed)
-        x_all = torch.as_tensor(train.features, dtype=torch.float32)
-        t_all = torch.as_tensor(train.theta, dtype=torch.float64)
-        w_all = torch.as_tensor(train.w, dtype=torch.float64)
-        z_all = torch.as_tensor(train.z, dtype=torch.float64)
+        data = (torch.as_tensor(train.features, dtype=torch.float32),
+                torch.as_tensor(train.theta, dtype=torch.float64),
+                torch.as_tensor(train.w, dtype=torch.float64),
+                torch.as_tensor(train.z, dtype=torch.float64))
         n = len(train)
         batches = (n + self.batch_size - 1) // self.batch_size
-        progress = Progress(
-            TextColumn("[bold]epoch {task.fields[epoch]}/{task.fields[of]}"),
-            BarColumn(),
-            TextColumn("loss {task.fields[loss]:.4f}"),
-            TextColumn("{task.fields[label]} regret {task.fields[regret]}"),
-            TimeElapsedColumn(),
-            console=self.console,
-            disable=not self.show_progress,
-            transient=False,
-        )
+        progress = _progress(self.console, not self.show_progress, "epoch")
         with progress:
             task = progress.add_task("train", total=self.epochs * batches, epoch=0,
                                      of=self.epochs, loss=float("nan"), regret="-",
@@ -168,40 +218,43 @@ class Trainer:
                 total = 0.0
                 for b in range(batches):
                     batch = order[b * self.batch_size : (b + 1) * self.batch_size]
-                    idx = batch if shard is None else shard.share(batch)
-                    x = x_all[idx].to(self.device)
-                    theta_hat = model(x).double()
-                    if not self._everywhere(torch.isfinite(theta_hat).all()):
-                        raise TrainingError(
-                            f"non-finite predictions at epoch {epoch}, batch {b + 1}",
-                            hint="lower the learning rate (--lr) or scale the features",
-                        )
-                    if len(idx):
-                        loss = self.loss_fn(theta_hat, t_all[idx].to(theta_hat.device),
-                                             w_all[idx].to(theta_hat.device),
-                                             z_all[idx].to(theta_hat.device))
-                    else:  # a short last batch left this rank nothing; it still all-reduces
-                        loss = theta_hat.sum() * 0.0
-                    if not self._everywhere(torch.isfinite(loss)):
-                        raise TrainingError(
-                            f"non-finite loss at epoch {epoch}, batch {b + 1}",
-                            hint="lower the learning rate (--lr)",
-                        )
-                    scale = 1.0 if shard is None else shard.loss_scale(len(idx), len(batch))
-                    optimizer.zero_grad()
-                    (loss * scale).backward()
-                    optimizer.step()
-                    part = float(loss.detach()) * len(idx)
-                    total += part if shard is None else shard.sum(part)
+                    total += self._step(model, optimizer, data, batch, f"epoch {epoch}, batch "
+                                        f"{b + 1}")
                     progress.update(task, advance=1, epoch=epoch, loss=total / min(
                         n, (b + 1) * self.batch_size))
-                train_time = time.perf_counter() - start
-                record = {"epoch": epoch, "loss": total / n, "train_time_s": train_time}
+                record = {"epoch": epoch, "loss": total / n,
+                          "train_time_s": time.perf_counter() - start}
                 if monitor is not None:
                     record[f"{monitor_label}_regret"] = self.regret(monitor)
                     progress.update(task, regret=f"{record[f'{monitor_label}_regret']:.4f}")
                 self.history.epochs.append(record)
-        return self.history
+
+    def _step(self, model: nn.Module, optimizer, data: tuple[torch.Tensor, ...],
+              batch: torch.Tensor, where: str) -> float:
+        """One optimizer step on `batch` (this rank's share of it); returns the batch's summed
+        loss (over every rank)."""
+        shard = self.shard
+        idx = batch if shard is None else shard.share(batch)
+        x_all, t_all, w_all, z_all = data
+        theta_hat = model(x_all[idx].to(self.device)).double()
+        if not self._everywhere(torch.isfinite(theta_hat).all()):
+            raise TrainingError(f"non-finite predictions at {where}",
+                                hint="lower the learning rate (--lr) or scale the features")
+        dev = theta_hat.device
+        if len(idx):
+            loss = self.loss_fn(theta_hat, t_all[idx].to(dev), w_all[idx].to(dev),
+                                z_all[idx].to(dev), keys=idx)
+        else:  # a short last batch left this rank nothing; it still all-reduces
+            loss = theta_hat.sum() * 0.0
+        if not self._everywhere(torch.isfinite(loss)):
+            raise TrainingError(f"non-finite loss at {where}",
+                                hint="lower the learning rate (--lr)")
+        scale = 1.0 if shard is None else shard.loss_scale(len(idx), len(batch))
+        optimizer.zero_grad()
+        (loss * scale).backward()
+        optimizer.step()
+        part = float(loss.detach()) * len(idx)
+        return part if shard is None else shard.sum(part)
 
     def _solve_data(self, data: DFLData) -> None:
         """The data's true decisions; under --distributed each rank solves its share."""
@@ -313,52 +366,38 @@ class ScenarioTrainer:
     * `mse`: a point forecast fitted by squared error, then decide with it as one scenario;
     * `spo+`: a point forecast trained by SPO+ on the observed outcome, decided the same way.
 
-    Decisions solve the scenario problem with S scenarios per sample (`gen_dfl.ScenarioOracle`);
-    the metric is the relative regret of the model's risk objective over each test sample's
-    true scenario set (`gen_dfl.relative_risk_regret`).
+    Decisions solve the scenario problem with S scenarios per sample
+    (`scenario_oracle.ScenarioOracle`); the metric is the relative regret of the model's risk
+    objective over each test sample's true scenario set (`gen_dfl.relative_risk_regret`).
     """
 
-    def __init__(self, inst, loss: str = "gen-dfl", *, epochs: int = 10, batch_size: int = 32,
-                 lr: float = 1e-3, seed: int = 135, device: str = "cpu", scenarios: int = 16,
-                 beta: float = 10.0, generative: str = "flow", hidden: int = 128,
-                 pretrain_epochs: int | None = None, console: Console | None = None,
-                 progress: bool = True) -> None:
-        from .gen_dfl import ScenarioObjective, uncertain_constraints
+    def __init__(self, inst, loss: str | None = None, *, options: TrainOptions | None = None,
+                 console: Console | None = None, progress: bool = True, **settings) -> None:
+        """`options` (default: TrainOptions(loss="gen-dfl")) with `loss` and any other
+        TrainOptions field given as a keyword replacing it."""
+        from .gen_dfl import ScenarioObjective
 
-        if loss not in SCENARIO_LOSSES:
-            raise DflError(f"unknown loss `{loss}` for a model with uncertain params",
-                           hint="use one of: " + ", ".join(SCENARIO_LOSSES))
-        _check_run(epochs, batch_size, lr, hidden)
-        if scenarios < 1:
-            raise DflError(f"--scenarios must be >= 1 (scenarios per decision), got {scenarios}")
-        if not 0 <= beta < math.inf:
-            raise DflError(f"--beta must be a finite number >= 0, got {beta}")
-        self.point = loss in ("mse", "spo+")
-        if not self.point and generative not in SCENARIO_GENERATIVE:
-            raise DflError(f"unknown generative model `{generative}`",
-                           hint="use one of: " + ", ".join(SCENARIO_GENERATIVE))
-        checked_device(device)
-        constrained = uncertain_constraints(inst)
-        if constrained:  # the metric would score a decision that breaks them as a good one
-            raise DflError(
-                "uncertain params enter the constraint(s) "
-                + ", ".join(f"`{name}`" for name in constrained) + ": the scenario losses and "
-                "their regret judge the objective only, so a decision taken against sampled "
-                "scenarios that breaks a true scenario's constraint would score as well as a "
-                "feasible one", filename=inst.model.filename,
-                hint="keep `uncertain` params in the objective (mean, cvar, worst); `dfl solve` "
-                     "takes them in constraints",
-            )
+        base = options or TrainOptions(loss="gen-dfl")
+        opts = self.options = TrainOptions.of(base, **({"loss": loss} if loss else {}),
+                                              **settings)
+        loss, self.point = opts.loss, opts.loss in ("mse", "spo+")
+        lr, hidden, scenarios, beta, generative = (
+            or_default(getattr(opts, name), name, SCENARIO_DEFAULTS)
+            for name in ("lr", "hidden", "scenarios", "beta", "generative"))
+        _check_scenario_options(inst, opts, lr, hidden, scenarios, beta, generative)
         self.inst, self.loss_name = inst, loss
         self.objective = ScenarioObjective(inst)
         if loss == "spo+":  # before any training: SPO+ needs a cost linear in the decisions
             self.objective.require_linear(loss)
         self.scenarios = 1 if self.point else scenarios
         self.kind = "point" if self.point else generative
-        self.epochs, self.batch_size, self.lr, self.seed = epochs, batch_size, lr, seed
-        self.pretrain_epochs = epochs if pretrain_epochs is None else pretrain_epochs
+        self.epochs, self.batch_size, self.lr = opts.epochs, opts.batch_size, lr
+        self.seed = opts.seed
+        self.pretrain_epochs = (opts.epochs if opts.pretrain_epochs is None
+                                else opts.pretrain_epochs)
         self.beta, self.hidden = beta, hidden
-        self.device = torch.device(device)
+        self.device = torch.device(opts.device)
+        self.oracle_method = opts.oracle
         self.console = console or Console(stderr=True)
         self.show_progress = progress
         self.history = History()
@@ -412,10 +451,12 @@ class ScenarioTrainer:
     # ------------------------------------------------------------------ solving
     def oracle(self, n_scenarios: int):
         """The scenario oracle for S scenarios (lifted once per S, then reused)."""
-        from .gen_dfl import ScenarioOracle
+        from .scenario_oracle import ScenarioOracle
 
         if n_scenarios not in self._oracles:
-            self._oracles[n_scenarios] = ScenarioOracle(self.inst, n_scenarios)
+            self._oracles[n_scenarios] = ScenarioOracle(self.inst, n_scenarios,
+                                                        method=self.oracle_method,
+                                                        device=self.device)
         return self._oracles[n_scenarios]
 
     def scenarios_for(self, features: np.ndarray, seed: int | None = None) -> torch.Tensor:
@@ -464,13 +505,16 @@ class ScenarioTrainer:
 
     def fit(self, train, monitor=None, monitor_label: str = "val") -> History:
         x_all, y_all = self.init_model(train)
-        step = self._nll_step
-        if self.loss_name == "gen-dfl":
-            self._run(self.pretrain_epochs, x_all, y_all, self._nll_step, None, "nll", False)
-            step = self._gen_dfl_setup(train)
-        elif self.loss_name == "spo+":
-            step = self._spo_setup(train)
-        return self._run(self.epochs, x_all, y_all, step, monitor, monitor_label)
+        dim = y_all.shape[1]
+        widths = [x_all.shape[1] + dim, *([self.hidden] * (not self.point)), 2 * dim]
+        with torch_threads(training_threads(self.options.threads, self.batch_size, widths)):
+            step = self._nll_step
+            if self.loss_name == "gen-dfl":
+                self._run(self.pretrain_epochs, x_all, y_all, self._nll_step, None, "nll", False)
+                step = self._gen_dfl_setup(train)
+            elif self.loss_name == "spo+":
+                step = self._spo_setup(train)
+            return self._run(self.epochs, x_all, y_all, step, monitor, monitor_label)
 
     def _run(self, epochs: int, x_all, y_all, step, monitor, label: str, keep: bool = True
              ) -> History:
@@ -478,12 +522,8 @@ class ScenarioTrainer:
         generator = torch.Generator().manual_seed(self.seed)
         n = len(x_all)
         batches = (n + self.batch_size - 1) // self.batch_size
-        progress = Progress(
-            TextColumn(f"[bold]{self.loss_name if keep else 'pretrain (nll)'} "
-                       "epoch {task.fields[epoch]}/{task.fields[of]}"),
-            BarColumn(), TextColumn("loss {task.fields[loss]:.4f}"),
-            TextColumn("{task.fields[label]} regret {task.fields[regret]}"),
-            TimeElapsedColumn(), console=self.console, disable=not self.show_progress)
+        progress = _progress(self.console, not self.show_progress,
+                             f"{self.loss_name if keep else 'pretrain (nll)'} epoch")
         with progress:
             task = progress.add_task("train", total=epochs * batches, epoch=0, of=epochs,
                                      loss=float("nan"), regret="-", label=label)

@@ -81,4 +81,4 @@ def test_duals_of_rows_that_became_bounds_are_missing():
     sol = inst.solve("highs")
     assert sol.objective == pytest.approx(3)
     assert np.isnan(sol.duals["lo"][0]) and sol.duals["both"][0] == pytest.approx(1)
-    assert sol.to_json()["duals"] == {"lo": [None], "both": [1.0]}
+    assert sol.to_json()["duals"] == {"lo": None, "both": 1.0}  # scalar rows: numbers

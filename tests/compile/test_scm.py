@@ -23,6 +23,18 @@ def test_spec_models_are_recognized(name, kind):
         assert (form.groups >= 0).all() and len(form.group_caps) == form.groups.max() + 1
 
 
+def test_zeros_of_dense_data_are_not_stored():
+    """feat given densely with most entries 0: A keeps only the nonzeros (it kept all 24)."""
+    X = np.zeros((6, 4))
+    X[[0, 2, 5], [1, 3, 0]] = [1.0, 2.0, 3.0]
+    inst = bind("set I; set F; param feat{I, F} >= 0; param k : int;\nvar x{I} binary;\n"
+                "maximize c: sum{f in F} sqrt(sum{i in I} feat[i, f] * x[i]);\n"
+                "s.t. card: sum{i in I} x[i] <= k;\n",
+                {"I": list(range(6)), "F": list(range(4)), "feat": X.tolist(), "k": 2})
+    form = build_scm(inst)
+    assert form.A.nnz == 3 and np.allclose(form.A.toarray(), X.T)
+
+
 def test_value_matches_the_formula():
     X = np.random.default_rng(0).random((6, 4))
     form = SCMForm.from_features(X, k=2)
@@ -42,6 +54,21 @@ def test_numpy_style_model_with_a_subtracted_modular_part():
     x = np.array([1, 0, 0, 1, 0.0])
     assert form.kind == "cardinality" and np.allclose(form.g, -0.4)
     assert form.value(x)[0] == pytest.approx(np.log1p(A @ x).sum() - 0.8)
+
+
+def test_an_item_fixed_at_zero_is_out_of_every_feasible_set():
+    """`x[2] <= 0` makes item 2's upper bound 0 and its cost inf; a set without it is
+    feasible (inf · 0 made the cost a nan, and the solve an internal error), one with it not."""
+    inst = bind("set I; param a{I} >= 0;\nvar x{I} binary;\n"
+                "maximize f: sum{i in I} sqrt(a[i] * x[i] + 1);\n"
+                "s.t. k: sum{i in I} x[i] <= 2;\ns.t. out: x[2] <= 0;\n",
+                {"I": [1, 2, 3, 4], "a": [1.0, 5.0, 3.0, 2.0]})
+    form = build_scm(inst)
+    assert form.upper.tolist() == [1.0, 0.0, 1.0, 1.0]
+    assert form.feasible(np.array([0, 0, 1, 1.0])) and not form.feasible(np.array([0, 1, 1, 0.0]))
+    sol = inst.solve("aapga", seed=0)
+    assert sol.x.tolist() == [0.0, 0.0, 1.0, 1.0]  # the optimum: sqrt 1 + 1 + 4 + 3
+    assert sol.objective == pytest.approx(1.0 + 1.0 + 2.0 + np.sqrt(3.0))
 
 
 def test_concave_by_row_kind():

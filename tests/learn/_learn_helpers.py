@@ -1,5 +1,6 @@
 """Models shared by the learning tests: "pick the cheapest of three items" written three ways
-(minimize, maximize of the negated cost, maximize of a profit) and the example models' paths."""
+(minimize, maximize of the negated cost, maximize of a profit), the example models' paths, and
+the Gen-DFL tests' scenario models."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from _helpers import bind
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 SHORTEST_PATH = EXAMPLES / "shortest_path" / "shortest_path.opt"
@@ -35,3 +37,22 @@ class Pick:
     def data(self, cost) -> np.ndarray:
         cost = np.asarray(cost, dtype=float)
         return PROFIT_SHIFT - cost if self.name == "profit" else cost
+
+
+# the Gen-DFL tests' models: a CVaR portfolio (ξ in the epigraph rows' matrix) and a mean +
+# worst-case model with the uncertain param also in a constraint
+PORTFOLIO = """param n : int; param alpha default 0.8; param ret[n] : uncertain;
+var w[n] in [0, 1];
+maximize tail: cvar(alpha, ret @ w);
+s.t. budget: sum(w) == 1;"""
+
+# a mean term and a worst-case term, with the uncertain param also in a constraint
+MIXED = """set I; param c{I} : uncertain; param cap default 3;
+var x{I} in [0, 2];
+minimize f: sum{i in I} c[i] * x[i] + 0.5 * worst(sum{i in I} c[i] * x[i]);
+s.t. need: sum{i in I} x[i] >= 2;
+s.t. room{i in I}: c[i] * x[i] <= cap;"""
+
+
+def portfolio(n=4):
+    return bind(PORTFOLIO, {"n": n, "ret": np.zeros((2, n)).tolist()})

@@ -3,7 +3,6 @@ JSON output, checkpoints and plots, and exit 2 with a clear message on user erro
 
 from __future__ import annotations
 
-import inspect
 import json
 import shutil
 
@@ -15,7 +14,7 @@ from _learn_helpers import SHORTEST_PATH
 from typer.testing import CliRunner
 
 from dfl_dsl.cli import app
-from dfl_dsl.learn.trainer import Trainer
+from dfl_dsl.learn.options import PREDICTOR_DEFAULTS
 
 runner = CliRunner()
 MODEL = str(SHORTEST_PATH)
@@ -183,8 +182,14 @@ def test_hidden_sets_the_mlp_predictors_width(files, tmp_path):
     assert result.exit_code == 2 and "--hidden must be >= 1" in _stderr(result)
 
 
+def test_threads_below_one_are_refused(files):
+    result = runner.invoke(app, ["train", MODEL, "--data", str(files["instance"]),
+                                 "--train", str(files["train"]), "--threads", "0"])
+    assert result.exit_code == 2 and "--threads must be >= 1" in _stderr(result)
+
+
 def test_the_help_states_the_mlp_predictors_default_width():
-    default = inspect.signature(Trainer).parameters["hidden"].default
+    default = PREDICTOR_DEFAULTS["hidden"]
     train = typer.main.get_command(app).commands["train"]
     assert f"--predictor mlp (Default: {default}.)" in {p.name: p.help for p in train.params}[
         "hidden"]

@@ -5,7 +5,6 @@ and mistakes exit 2 without a traceback or a checkpoint."""
 
 from __future__ import annotations
 
-import inspect
 import json
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from typer.testing import CliRunner
 from dfl_dsl.cli import app
 from dfl_dsl.generators.portfolio_cvar import portfolio_cvar
 from dfl_dsl.learn import session
+from dfl_dsl.learn.options import SCENARIO_DEFAULTS
 from dfl_dsl.learn.trainer import ScenarioTrainer
 
 runner = CliRunner()
@@ -212,10 +212,9 @@ def test_a_failed_save_leaves_no_checkpoint(files, tmp_path, monkeypatch):
 def test_the_help_states_the_trainers_defaults():
     """The CLI leaves these options unset so ScenarioTrainer's defaults apply; the help text
     repeats them, and must not drift from them."""
-    defaults = inspect.signature(ScenarioTrainer).parameters
     train = typer.main.get_command(app).commands["train"]
     helps = {p.name: p.help for p in train.params}
     for name in ("scenarios", "beta", "generative", "hidden"):
-        default = defaults[name].default
+        default = SCENARIO_DEFAULTS[name]
         shown = f"{default:g}" if isinstance(default, float) else default
         assert f"Default: {shown}." in helps[name], name

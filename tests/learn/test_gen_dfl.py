@@ -8,37 +8,19 @@ import numpy as np
 import pytest
 import torch
 from _helpers import bind, expected, spec_dir
+from _learn_helpers import MIXED, portfolio
 
 import dfl_dsl as dfl
-from dfl_dsl.compile.bridges import bridge
-from dfl_dsl.compile.linear import assemble
 from dfl_dsl.errors import DflError
 from dfl_dsl.learn.gen_dfl import (
     GenDFLLoss,
     PointSPOPlus,
     ScenarioObjective,
-    ScenarioOracle,
     empirical_cvar,
-    lift,
     relative_risk_regret,
 )
 from dfl_dsl.learn.generative import ConditionalFlow
-
-PORTFOLIO = """param n : int; param alpha default 0.8; param ret[n] : uncertain;
-var w[n] in [0, 1];
-maximize tail: cvar(alpha, ret @ w);
-s.t. budget: sum(w) == 1;"""
-
-# a mean term and a worst-case term, with the uncertain param also in a constraint
-MIXED = """set I; param c{I} : uncertain; param cap default 3;
-var x{I} in [0, 2];
-minimize f: sum{i in I} c[i] * x[i] + 0.5 * worst(sum{i in I} c[i] * x[i]);
-s.t. need: sum{i in I} x[i] >= 2;
-s.t. room{i in I}: c[i] * x[i] <= cap;"""
-
-
-def _portfolio(n=4):
-    return bind(PORTFOLIO, {"n": n, "ret": np.zeros((2, n)).tolist()})
+from dfl_dsl.learn.scenario_oracle import ScenarioOracle
 
 
 def test_energy_spec_scenarios_reach_the_reference_objective():
@@ -49,39 +31,6 @@ def test_energy_spec_scenarios_reach_the_reference_objective():
     value = ScenarioObjective(inst).value(torch.as_tensor(x), torch.as_tensor(xi[None]))
     want = expected()["energy_schedule"]
     assert value.item() == pytest.approx(want["objective"], abs=want["tol"])
-
-
-@pytest.mark.parametrize("text, data", [
-    (PORTFOLIO, {"n": 3, "ret": np.zeros((3, 3)).tolist()}),
-    (MIXED, {"I": [1, 2, 3], "c": np.ones((3, 3)).tolist()}),
-])
-def test_lifted_form_agrees_with_the_bridge(text, data):
-    inst = bind(text, data)
-    s, k = 3, 3
-    form = lift(inst, s)
-    xi = np.random.default_rng(5).uniform(0.2, 2.0, (s, k))
-    inst.uncertain[0].extra["scenarios"] = xi
-    direct = assemble(bridge(inst.compile(), inst), inst)
-    theta = xi.ravel()
-    c, c0 = form.objective_at(theta)
-    A, rl, ru = form.rows_at(theta)
-    assert np.allclose(c, direct.c) and c0 == pytest.approx(direct.c0)
-    assert np.allclose((A - direct.A).toarray(), 0)
-    assert np.allclose(rl, direct.rl) and np.allclose(ru, direct.ru)
-
-
-def test_full_probing_gives_the_same_form(monkeypatch):
-    """Where the cheap per-scenario probes don't apply, every (scenario, entry) is probed."""
-    import dfl_dsl.learn.gen_dfl as gen_dfl
-
-    inst = bind(MIXED, {"I": [1, 2], "c": np.ones((2, 2)).tolist()})
-    fast = lift(inst, 3)
-    monkeypatch.setattr(gen_dfl, "_separable_jacobian", lambda *args: None)
-    full = lift(inst, 3)
-    theta = np.random.default_rng(0).uniform(0.1, 3.0, 6)
-    assert np.allclose(fast.objective_at(theta)[0], full.objective_at(theta)[0])
-    assert np.allclose((fast.rows_at(theta)[0] - full.rows_at(theta)[0]).toarray(), 0)
-    assert np.allclose(fast.rows_at(theta)[2], full.rows_at(theta)[2])
 
 
 def test_objective_equals_the_lp_optimum_for_mean_and_worst_terms():
@@ -103,7 +52,7 @@ def test_empirical_cvar_is_the_tail_mean_with_a_fractional_boundary():
 
 
 def test_portfolio_decisions_maximize_the_lower_tail():
-    inst = _portfolio()
+    inst = portfolio()
     xi = np.random.default_rng(2).normal(0.1, 0.2, (3, 16, 4))
     x = ScenarioOracle(inst, 16).solve(xi)
     assert np.allclose(x.sum(1), 1) and (x >= -1e-9).all()
@@ -115,21 +64,8 @@ def test_portfolio_decisions_maximize_the_lower_tail():
     assert relative_risk_regret(objective, np.full((3, 4), 0.25), x, xi) > 0
 
 
-def test_a_cold_solve_depends_on_the_scenarios_alone():
-    """A warm basis left by earlier solves changes the decisions' last digits (or a degenerate
-    LP's vertex); `cold` ones equal a fresh oracle's, which is what lets a checkpoint replay
-    `dfl train`'s regret exactly."""
-    inst = _portfolio(6)
-    rng = np.random.default_rng(0)
-    earlier, xi = rng.normal(0.1, 0.2, (2, 8, 16, 6))
-    fresh = ScenarioOracle(inst, 16).solve(xi)
-    used = ScenarioOracle(inst, 16)
-    used.solve(earlier)  # (a warm solve of xi differs here with highspy 1.x: not asserted)
-    np.testing.assert_array_equal(used.solve(xi, cold=True), fresh)
-
-
 def test_gen_dfl_loss_gradient_reaches_the_flow():
-    inst = _portfolio()
+    inst = portfolio()
     objective, oracle = ScenarioObjective(inst), ScenarioOracle(inst, 8)
     torch.manual_seed(0)
     flow = ConditionalFlow(4, 2, couplings=2, hidden=8).double()
@@ -145,7 +81,7 @@ def test_gen_dfl_loss_gradient_reaches_the_flow():
 
 
 def test_point_spo_plus_is_zero_at_the_truth_and_has_a_gradient():
-    inst = _portfolio()
+    inst = portfolio()
     objective, oracle = ScenarioObjective(inst), ScenarioOracle(inst, 1)
     xi = torch.tensor([[0.1, 0.3, 0.2, 0.0]], dtype=torch.float64)
     w_true = torch.as_tensor(oracle.solve(xi[:, None].numpy()))

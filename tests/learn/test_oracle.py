@@ -57,13 +57,13 @@ def test_two_processes_give_the_same_answers_as_one(sp_inst, sp_generated):
     parallel = Oracle(sp_inst, processes=2)
     try:
         a, b = serial.solve_theta(costs), parallel.solve_theta(costs)
-        assert parallel._workers is not None  # the batch really went to the worker pool
+        assert parallel.solver._workers is not None  # the batch really went to the worker pool
         np.testing.assert_allclose(a.w, b.w, atol=1e-9)
         np.testing.assert_allclose(a.objective, b.objective, rtol=1e-12)
         assert parallel.solver_calls == serial.solver_calls == len(costs)
     finally:
         parallel.close()
-    assert parallel._workers is None
+    assert parallel.solver._workers is None
 
 
 @pytest.mark.parametrize("processes", [1, 2])
@@ -149,7 +149,7 @@ def test_worker_processes_solve_milps_after_the_parent_has():
     parallel = Oracle(inst, method="highs", processes=2)
     try:
         got = parallel.solve_theta(values)
-        assert parallel._workers is not None
+        assert parallel.solver._workers is not None
         np.testing.assert_allclose(got.objective, expected.objective, rtol=1e-9)
     finally:
         parallel.close()

@@ -20,6 +20,7 @@ import numpy as np
 import torch
 
 from ...compile.stiefel import KronQuadratic, StiefelForm
+from ...devices import torch_threads
 from ...errors import DflError
 from . import blockk, select
 from .model import make_model
@@ -103,14 +104,9 @@ def obcd(form: StiefelForm, *, X0: np.ndarray | None = None, k: int | None = Non
     `model.KronModel`. `k` defaults to `default_k`. `restarts` (beyond the paper): how many
     times a stalled run perturbs its best point and descends again, keeping the best
     (`_perturb`); None: until the time limit or `max_rounds`, one of which must then be set."""
-    before = torch.get_num_threads()
-    if threads is not None and device == "cpu":
-        torch.set_num_threads(threads)
-    try:
+    with torch_threads(threads if device == "cpu" else None):
         return _obcd(form, X0, k, strategy, score, batch, sample, time_limit, max_rounds, tol,
                      seed, device, record, majorize, restarts)
-    finally:
-        torch.set_num_threads(before)
 
 
 def _obcd(form, X0, k, strategy, score, batch, sample, time_limit, max_rounds, tol, seed,

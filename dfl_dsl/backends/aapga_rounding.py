@@ -1,0 +1,272 @@
+"""Rounding a fractional point of an SCM relaxation to a feasible set, then polishing it.
+
+Randomized pipage rounding within each matroid part (Ageev & Sviridenko, J. Comb. Optim. 2004;
+Călinescu et al., SIAM J. Comput. 2011), or the cost-weighted pairwise moves of the knapsack
+case plus the best single element, several times with a seed, keeping the best; then a greedy
+fill of the best rounding and a greedy from the empty set, both over the fractional point's
+support, and best-improvement 1-swaps on the better of the two.
+
+Everything runs on the form restricted to that support (a few hundred of 20,000 items on the
+benchmark, `SCMForm.restrict`), so a greedy step or a swap pass costs the support's nonzeros,
+not the matrix's; only a fill that runs out of support items looks at every item.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..compile.scm import SCMForm
+
+
+def _pipage(x: np.ndarray, group: np.ndarray, rng: np.random.Generator,
+            weight: np.ndarray | None = None) -> None:
+    """Randomized pairwise rounding of each row of x (B, p), in place, within each `group`
+    (p ids >= 0), keeping every row's Σ_group weight·x (1 by default) and each coordinate's
+    expectation. Each move makes one of its pair integral, so pairing the fractional
+    coordinates of a (row, group) off in rounds (pipage allows any pairing order) needs
+    log2(#fractional) rounds, each one vectorized over all rows and groups. A last fractional
+    coordinate of a (row, group) is rounded down."""
+    B, p = x.shape
+    flat = x.ravel()  # a copy when x is a strided view: written back at the end
+    wts = np.tile(np.ones(p) if weight is None else weight, B)
+    key = (np.arange(B)[:, None] * (int(group.max(initial=0)) + 1) + group[None, :]).ravel()
+    frac = np.nonzero((flat > 1e-9) & (flat < 1 - 1e-9))[0]
+    while len(frac) >= 2:
+        f = frac[np.lexsort((rng.random(len(frac)), key[frac]))]  # shuffled within each key
+        k = key[f]
+        starts = np.flatnonzero(np.diff(k, prepend=-1))
+        rank = np.arange(len(f)) - np.repeat(starts, np.diff(starts, append=len(f)))
+        first = np.flatnonzero((rank % 2 == 0) & np.append(k[1:] == k[:-1], False))
+        if not len(first):
+            break
+        i, j = f[first], f[first + 1]
+        up = np.minimum((1 - flat[i]) * wts[i], flat[j] * wts[j])  # weight moved from j to i
+        down = np.minimum(flat[i] * wts[i], (1 - flat[j]) * wts[j])  # from i to j
+        moved = np.where(rng.random(len(i)) < down / (up + down), up, -down)
+        flat[i] += moved / wts[i]
+        flat[j] -= moved / wts[j]
+        flat[f] = np.where(flat[f] < 1e-9, 0.0, np.where(flat[f] > 1 - 1e-9, 1.0, flat[f]))
+        frac = f[(flat[f] > 0.0) & (flat[f] < 1.0)]
+    x[...] = np.where(flat > 1 - 1e-9, 1.0, 0.0).reshape(B, p)
+
+
+def _rows_of(form: SCMForm, x: np.ndarray) -> np.ndarray:
+    """t = Ax + b for a 0/1 point, from the chosen columns only."""
+    rows, data, _ = form.nonzeros(np.nonzero(x > 0.5)[0])
+    return form.b + np.bincount(rows, weights=data, minlength=len(form.b))
+
+
+def _shares(form: SCMForm, t: np.ndarray, rows: np.ndarray, data: np.ndarray,
+            sign: float = 1.0) -> np.ndarray:
+    """w_r (φ_r(t_r ± a_ri) − φ_r(t_r)) for nonzeros a_ri at `rows` with values `data`: each
+    nonzero's share of its item's marginal gain, t (R,) or (B, R)."""
+    t = t[..., rows]
+    return (form.atoms(t + sign * data, rows) - form.atoms(t, rows)) * form.w[rows]
+
+
+def _gains(form: SCMForm, t: np.ndarray, cols: np.ndarray, sign: float = 1.0) -> np.ndarray:
+    """F(x ± e_i) − F(x) for i in `cols`, given t = Ax + b, one row per row of t (B, R):
+    two passes over the columns' nonzeros and a segmented sum, no per-item work."""
+    rows, data, ends = form.nonzeros(cols)
+    share = _shares(form, np.atleast_2d(t), rows, data, sign)
+    total = np.zeros((share.shape[0], len(rows) + 1))
+    np.cumsum(share, axis=1, out=total[:, 1:])
+    return total[:, ends] - total[:, ends - np.diff(ends, prepend=0)] + sign * form.g[cols]
+
+
+def _room(form: SCMForm, x: np.ndarray, items: np.ndarray) -> np.ndarray:
+    """Which of `items` can still be added without breaking the constraints."""
+    free = (x[items] < 0.5) & (form.upper[items] > 0.5)
+    if form.kind in ("cardinality", "knapsack"):
+        spare = form.budget - float(np.where(x > 0.5, form.cost, 0.0).sum())
+        return free & (form.cost[items] <= spare + 1e-9)
+    if form.kind == "partition":
+        g = form.groups[items]
+        return free & (_group_use(form, x)[g] < _group_caps(form)[g])
+    return free
+
+
+def _group_use(form: SCMForm, x: np.ndarray) -> np.ndarray:
+    """Items chosen per partition group; the last entry counts the items in no group."""
+    G = len(form.group_caps)
+    return np.bincount(np.where(form.groups >= 0, form.groups, G), weights=x > 0.5,
+                       minlength=G + 1)
+
+
+def _group_caps(form: SCMForm) -> np.ndarray:
+    return np.append(form.group_caps, np.inf) - 1e-9
+
+
+def _swap_fits(form: SCMForm, x: np.ndarray, out: np.ndarray, into: np.ndarray) -> np.ndarray:
+    """(len(out), len(into)): does the set stay feasible when out[a] leaves and into[b] enters?"""
+    if form.kind in ("cardinality", "knapsack"):
+        spare = form.budget - form.cost[x > 0.5].sum() + 1e-9
+        return form.cost[into][None, :] <= spare + form.cost[out][:, None]
+    if form.kind == "partition":
+        G = len(form.group_caps)
+        g_out = np.where(form.groups[out] >= 0, form.groups[out], G)
+        g_in = np.where(form.groups[into] >= 0, form.groups[into], G)
+        use = _group_use(form, x)[g_in][None, :] - (g_out[:, None] == g_in[None, :])
+        return use < _group_caps(form)[g_in][None, :]
+    return np.ones((len(out), len(into)), dtype=bool)
+
+
+def _fill(form: SCMForm, x: np.ndarray) -> np.ndarray:
+    """Greedy fill of the remaining room (by gain per cost for a knapsack). Each nonzero a_ri
+    keeps its share w_r (φ(t_r + a_ri) − φ(t_r)) of item i's gain; after a pick only the shares
+    in the picked item's rows change, and the gains move by their change (one bincount): a
+    step costs the nonzeros in those rows, with no per-item work."""
+    x = x.copy()
+    n = form.n
+    if not _room(form, x, np.arange(n)).any():
+        return x
+    rows, data, ends = form.nonzeros(np.arange(n))
+    begins = ends - np.diff(ends, prepend=0)
+    owner = np.repeat(np.arange(n), ends - begins)
+    t = _rows_of(form, x)
+    share = _shares(form, t, rows, data)
+    gain = np.bincount(owner, weights=share, minlength=n) + form.g
+    ratio = form.cost if form.kind == "knapsack" else np.ones(n)
+    hit = np.zeros(len(t), dtype=bool)
+    while True:
+        room = _room(form, x, np.arange(n))
+        best = int(np.argmax(np.where(room, gain / ratio, -np.inf)))
+        if not room[best] or gain[best] <= 1e-12:
+            return x
+        x[best] = 1.0
+        picked = slice(begins[best], ends[best])
+        t[rows[picked]] += data[picked]
+        hit[rows[picked]] = True
+        touched = np.nonzero(hit[rows])[0]
+        hit[rows[picked]] = False
+        new = _shares(form, t, rows[touched], data[touched])
+        gain += np.bincount(owner[touched], weights=new - share[touched], minlength=n)
+        share[touched] = new
+
+
+def _swap_change(form: SCMForm, t: np.ndarray, out: np.ndarray, into: np.ndarray,
+                 gain: np.ndarray) -> np.ndarray:
+    """(len(out), len(into)): F(S − a + b) − F(S) for a in `out` ⊆ S, b in `into` (whose
+    gains F(S + b) − F(S) are `gain`), t = Ax + b at S. It is the loss of a plus the gain of
+    b, corrected on the rows a and b share; those pairs of nonzeros are found by a join on the
+    row (the nonzeros of `out` grouped by row), so a pass costs the shared rows, not |out|
+    copies of t."""
+    change = _gains(form, t, out, -1.0)[0][:, None] + gain[None, :]
+    rows_a, data_a, ends_a = form.nonzeros(out)
+    rows_b, data_b, ends_b = form.nonzeros(into)
+    owner_a = np.repeat(np.arange(len(out)), np.diff(ends_a, prepend=0))
+    owner_b = np.repeat(np.arange(len(into)), np.diff(ends_b, prepend=0))
+    by_row = np.argsort(rows_a, kind="stable")
+    count = np.bincount(rows_a, minlength=len(t))
+    first = np.cumsum(count) - count
+    k = count[rows_b]  # nonzeros of `out` in each nonzero's row of `into`
+    pair_b = np.repeat(np.arange(len(rows_b)), k)
+    pair_a = by_row[np.repeat(first[rows_b] - np.cumsum(k) + k, k) + np.arange(k.sum())]
+    r = rows_b[pair_b]
+    # [φ(t − a + b) − φ(t − a)] − [φ(t + b) − φ(t)]: b's share once a has left, less its share
+    without = t[r] - data_a[pair_a]
+    both = ((form.atoms(without + data_b[pair_b], r) - form.atoms(without, r)) * form.w[r]
+            - _shares(form, t, rows_b, data_b)[pair_b])
+    pair = owner_a[pair_a] * len(into) + owner_b[pair_b]
+    return change + np.bincount(pair, weights=both, minlength=change.size).reshape(change.shape)
+
+
+def _apply_swaps(form: SCMForm, x: np.ndarray, change: np.ndarray, out: np.ndarray,
+                 into: np.ndarray, tol: float) -> int:
+    """Make the improving swaps of `change` in falling order, each only if its two items share
+    no row with the items of the swaps already made — the changes were scored at the same set,
+    and a swap elsewhere leaves them exact — and the set stays feasible. Returns how many."""
+    A = form.A_csc
+    touched = np.zeros(A.shape[0], dtype=bool)
+    used_out, used_in = np.zeros(len(out), dtype=bool), np.zeros(len(into), dtype=bool)
+    good = np.flatnonzero(change > tol)
+    made = 0
+    for flat in good[np.argsort(-change.ravel()[good], kind="stable")][: 2 * len(out)]:
+        a, b = divmod(int(flat), len(into))
+        rows = np.concatenate([A.indices[A.indptr[out[a]] : A.indptr[out[a] + 1]],
+                               A.indices[A.indptr[into[b]] : A.indptr[into[b] + 1]]])
+        if used_out[a] or used_in[b] or touched[rows].any():
+            continue
+        x[out[a]], x[into[b]] = 0.0, 1.0
+        if not form.feasible(x):
+            x[out[a]], x[into[b]] = 1.0, 0.0
+            continue
+        touched[rows] = used_out[a] = used_in[b] = True
+        made += 1
+    return made
+
+
+def _swap(form: SCMForm, x: np.ndarray, max_swaps: int) -> np.ndarray:
+    """Improving 1-swaps — every (chosen item out, candidate in) pair scored exactly in one
+    vectorized pass, then the best ones that don't interact made together — until none
+    improves or `max_swaps` passes. Candidates: the 2|chosen| items of largest marginal gain,
+    which keeps a pass at |chosen|² pairs however many items there are."""
+    x = x.copy()
+    tol = 1e-12 * max(1.0, abs(float(form.value(x)[0])))
+    for _ in range(max_swaps):
+        chosen = np.nonzero(x > 0.5)[0]
+        into = np.nonzero((x < 0.5) & (form.upper > 0.5))[0]
+        if not len(chosen) or not len(into):
+            break
+        t = _rows_of(form, x)
+        gain = _gains(form, t, into)[0]
+        if len(into) > 2 * len(chosen):
+            best = np.argpartition(-gain, 2 * len(chosen))[: 2 * len(chosen)]
+            into, gain = into[best], gain[best]
+        change = np.where(_swap_fits(form, x, chosen, into),
+                          _swap_change(form, t, chosen, into, gain), -np.inf)
+        if not _apply_swaps(form, x, change, chosen, into, tol):
+            break
+    return x
+
+
+def _roundings(form: SCMForm, frac: np.ndarray, count: int,
+               rng: np.random.Generator) -> np.ndarray:
+    """`count` randomized roundings of `frac` (count, n), all in one batched pipage."""
+    x = np.tile(np.clip(frac, 0.0, 1.0) * form.upper, (count, 1))
+    if form.kind == "partition":
+        member = form.groups >= 0
+        parts = x[:, member]
+        _pipage(parts, form.groups[member], rng)
+        x[:, member] = parts
+        x[:, ~member] = rng.random((count, int((~member).sum()))) < x[:, ~member]
+    elif form.kind in ("cardinality", "knapsack"):
+        weight = np.where(np.isfinite(form.cost), form.cost, 1.0)
+        _pipage(x, np.zeros(form.n, dtype=np.int64), rng,
+                weight if form.kind == "knapsack" else None)
+    else:
+        x = (x[:1] > 0.5).astype(float)
+    return x
+
+
+def _best_single(form: SCMForm) -> int | None:
+    """The item of largest value on its own among those that fit (the knapsack's guard)."""
+    fits = np.nonzero((form.cost <= form.budget) & (form.upper > 0.5))[0]
+    return int(fits[int(np.argmax(_gains(form, form.b, fits)[0]))]) if len(fits) else None
+
+
+def round_solution(form: SCMForm, frac: np.ndarray, *, roundings: int = 8,
+                   seed: int | None = None, max_swaps: int = 20) -> tuple[np.ndarray, float]:
+    """`roundings` randomized roundings of `frac` (plus the best single element for a
+    knapsack); the best of them and the empty set are filled greedily within the support of
+    `frac` — from the empty set that is the greedy restricted to the items the relaxation kept
+    — and the better one improved by swaps; a fill over every item follows only when room is
+    left. Greedy from the empty set is where most of the value comes from on the benchmark:
+    the best pipage rounding alone reached 93% of greedy, the restricted greedy 99.98%, its
+    swaps 100.5%."""
+    rng = np.random.default_rng(0 if seed is None else seed)  # the same answer each run
+    pool = np.nonzero((frac > 1e-9) & (form.upper > 0.5))[0]
+    single = _best_single(form) if form.kind == "knapsack" else None
+    if single is not None:
+        pool = np.union1d(pool, [single])
+    sub = form.restrict(pool)
+    candidates = _roundings(sub, frac[pool], roundings, rng)
+    if single is not None:
+        candidates = np.vstack([candidates, pool == single])
+    best = candidates[int(np.argmax(sub.value(candidates)))]
+    filled = [_fill(sub, start) for start in (best, np.zeros(sub.n))]
+    x = np.zeros(form.n)
+    x[pool] = _swap(sub, filled[int(np.argmax(sub.value(np.stack(filled))))], max_swaps)
+    if _room(form, x, np.arange(form.n)).any():  # the support ran out of items that fit
+        x = _fill(form, x)
+    return x, float(form.value(x)[0])
