@@ -23,7 +23,7 @@ from ..evaluate.poly import Poly
 from ..solution import Solution
 from .common import is_model_row
 from .highs import CLASSES as HIGHS_CLASSES
-from .highs import new_highs, silence_banner
+from .highs import new_highs, qp_iteration_limit, silence_banner
 from .magnitudes import check_representable, highs_limits
 
 CLASSES = frozenset({"LP", "MILP", "QP", "SOCP"})
@@ -246,6 +246,9 @@ def solve_instance(inst, *, time_limit=None, seed=None):
         built.theta.value = inst.theta_for_solve()
     solver = _solver(built, inst)
     options: dict = {} if time_limit is None else {"time_limit": float(time_limit)}
+    if solver == "HIGHS" and built.problem.is_qp() and not built.problem.is_mixed_integer():
+        options["qp_iteration_limit"] = qp_iteration_limit(*built.x.shape,
+                                                           len(built.problem.constraints))
     try:
         with warnings.catch_warnings():  # settled below instead of cvxpy's stderr warning
             warnings.filterwarnings("ignore", message=r"\s*The problem is either infeasible")
