@@ -20,21 +20,34 @@ from .errors import DataWarning, DflError, InfeasibleError
 
 
 class _App(typer.Typer):
-    """`dfl`: click, typer and rich report a reader that went away (`dfl --help | head`, or
-    output flushed after a command) by exit status 1, each in its own way; here that is
-    success, as for `cat | head`. Each first points stdout elsewhere: that tells it apart from
-    an exit 1 for "no solution"."""
+    """`dfl` through typer (help, mistakes, completion; `main` runs the rest itself): a
+    reader that went away is success (`_reader_gone`)."""
 
     def __call__(self, *args, **kwargs):
-        before, was_devnull = sys.stdout, _stdout_is_devnull()
-        try:
+        with _reader_gone():
             return super().__call__(*args, **kwargs)
-        except SystemExit as exc:
-            gone = sys.stdout is not before or (_stdout_is_devnull() and not was_devnull)
-            if exc.code == 1 and gone:
-                _quiet_stdout()
-                raise SystemExit(0) from None
-            raise
+
+
+@contextlib.contextmanager
+def _reader_gone():
+    """`dfl ... | head`: a reader that goes away has all it wanted — success, as for `cat |
+    head`. Click, typer and rich report it by exit status 1, each in its own way, our guard
+    by EPIPE; each first points stdout elsewhere, which tells it apart from an exit 1 for
+    "no solution". Buffered output is flushed here, not at interpreter exit (where EPIPE
+    would be "Exception ignored" and exit status 120)."""
+    before, was_devnull = sys.stdout, _stdout_is_devnull()
+    try:
+        yield
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _quiet_stdout()
+        raise SystemExit(0) from None
+    except SystemExit as exc:
+        gone = sys.stdout is not before or (_stdout_is_devnull() and not was_devnull)
+        if exc.code == 1 and gone:
+            _quiet_stdout()
+            raise SystemExit(0) from None
+        raise
 
 
 app = _App(
@@ -461,7 +474,8 @@ def main(argv: list[str] | None = None) -> int:
         return app(args=argv, prog_name="dfl")  # (exits by itself)
     function, kwargs = call
     try:
-        function(**kwargs)
+        with _reader_gone():
+            function(**kwargs)
     except typer.Exit as exc:
         return exc.exit_code
     except (typer.Abort, KeyboardInterrupt):
