@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import resource
+import subprocess
 import sys
 import time
 import tracemalloc
@@ -77,6 +78,18 @@ def best_of(repeats: int, run: Callable[[], Stopwatch]) -> tuple[dict, dict]:
     runs = [run().laps for _ in range(repeats)]
     best = {k: min(r[k] for r in runs) for k in runs[0]}
     return best, runs[0]
+
+
+def best_wall(cmd: list[str], repeats: int, **run) -> float:
+    """Best wall seconds of `repeats` runs of a command, each in a fresh process (stdout
+    discarded unless `run` says where it goes)."""
+    run.setdefault("stdout", subprocess.DEVNULL)
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        subprocess.run(cmd, check=True, **run)
+        times.append(time.perf_counter() - start)
+    return min(times)
 
 
 def traced_peaks(run: Callable[[], Stopwatch]) -> dict[str, float]:

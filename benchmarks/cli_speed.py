@@ -27,11 +27,10 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import build_speed
-from _common import spec_text, table, transport_data
+from _common import best_wall, spec_text, table, transport_data
 
 # the laps that make "build + solve" (linopy's solve hands the model over again itself)
 BUILD_AND_SOLVE = {"pyomo": ("build", "hand-over", "solve"), "linopy": ("build", "solve")}
@@ -45,14 +44,9 @@ def ours(n: int, repeats: int, folder: Path) -> tuple[float, float]:
     data.write_text(json.dumps(transport_data(n)))
     cmd = [sys.executable, "-m", "dfl_dsl", "solve", str(model), "--data", str(data),
            "--backend", "highs", "--json"]
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        with open(folder / "out.json", "wb") as out:  # (like > FILE; /dev/null in the docs)
-            subprocess.run(cmd, check=True, stdout=out)
-        best = min(best, time.perf_counter() - start)
-    objective = json.loads((folder / "out.json").read_text())["objective"]
-    return best, objective
+    best = best_wall(cmd, repeats)  # stdout to /dev/null
+    printed = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    return best, json.loads(printed)["objective"]  # (one more run, untimed)
 
 
 def peer(name: str, n: int, repeats: int) -> tuple[float, float] | None:
@@ -67,13 +61,7 @@ def peer(name: str, n: int, repeats: int) -> tuple[float, float] | None:
 def whole_process(name: str, n: int, repeats: int) -> float:
     """Best wall seconds of a fresh interpreter that imports the peer, builds and solves once."""
     code = f"import build_speed; build_speed.MAKERS[{name!r}]('transport', {n}, True)()"
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        subprocess.run([sys.executable, "-c", code], check=True, stdout=subprocess.DEVNULL,
-                       cwd=Path(__file__).parent)
-        best = min(best, time.perf_counter() - start)
-    return best
+    return best_wall([sys.executable, "-c", code], repeats, cwd=Path(__file__).parent)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -19,9 +19,8 @@ import os
 import re
 import subprocess
 import sys
-import time
 
-from _common import SPEC
+from _common import SPEC, best_wall
 
 HEAVY = ("torch", "cvxpy", "pyomo", "matplotlib", "rich.table", "pandas", "scipy.linalg")
 TARGETS = {"check": 0.35, "solve": 0.5}
@@ -38,15 +37,6 @@ def commands() -> dict[str, list[str]]:
         "solve --json": [*dfl, "solve", transport, "--data", data, "--backend", "highs",
                          "--json"],
     }
-
-
-def best_of(cmd: list[str], repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def imports(cmd: list[str]) -> tuple[collections.Counter, list[str]]:
@@ -70,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     print(f"load average before: {os.getloadavg()}")
     for label, cmd in commands().items():
-        best = best_of(cmd, args.repeats)
+        best = best_wall(cmd, args.repeats)
         target = TARGETS.get(label)
         verdict = "" if target is None else (
             f"   target < {target} s: {'met' if best < target else 'missed'}")

@@ -20,28 +20,20 @@ from .errors import DataWarning, DflError, InfeasibleError
 
 
 class _App(typer.Typer):
-    """`dfl` through typer (help, mistakes, completion; `main` runs the rest itself): a
-    reader that went away is success (`_reader_gone`)."""
+    """`dfl` through typer (see `_gone_is_success`)."""
 
     def __call__(self, *args, **kwargs):
-        with _reader_gone():
-            return super().__call__(*args, **kwargs)
+        return _gone_is_success(lambda: super(_App, self).__call__(*args, **kwargs))
 
 
-@contextlib.contextmanager
-def _reader_gone():
-    """`dfl ... | head`: a reader that goes away has all it wanted — success, as for `cat |
-    head`. Click, typer and rich report it by exit status 1, each in its own way, our guard
-    by EPIPE; each first points stdout elsewhere, which tells it apart from an exit 1 for
-    "no solution". Buffered output is flushed here, not at interpreter exit (where EPIPE
-    would be "Exception ignored" and exit status 120)."""
+def _gone_is_success(run):
+    """`run()`, where click, typer and rich report a reader that went away (`dfl --help |
+    head`, or output flushed after a command) by exit status 1, each in its own way; here that
+    is success, as for `cat | head`. Each first points stdout elsewhere: that tells it apart
+    from an exit 1 for "no solution"."""
     before, was_devnull = sys.stdout, _stdout_is_devnull()
     try:
-        yield
-        sys.stdout.flush()
-    except BrokenPipeError:
-        _quiet_stdout()
-        raise SystemExit(0) from None
+        return run()
     except SystemExit as exc:
         gone = sys.stdout is not before or (_stdout_is_devnull() and not was_devnull)
         if exc.code == 1 and gone:
@@ -473,11 +465,18 @@ def main(argv: list[str] | None = None) -> int:
     if call is None:
         return app(args=argv, prog_name="dfl")  # (exits by itself)
     function, kwargs = call
+    return _gone_is_success(lambda: _run(function, kwargs))
+
+
+def _run(function, kwargs: dict) -> int:
+    """A command called as typer would call it, to its exit status."""
     try:
-        with _reader_gone():
-            function(**kwargs)
+        function(**kwargs)
+        sys.stdout.flush()  # here, not at exit: a reader that went away is success
     except typer.Exit as exc:
         return exc.exit_code
+    except BrokenPipeError:
+        _quiet_stdout()
     except (typer.Abort, KeyboardInterrupt):
         print("\nAborted!", file=sys.stderr)
         return 1

@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import pytest
+from _helpers import spec_dir
 from typer.main import get_command
 
 from dfl_dsl.cli import app, main
@@ -57,3 +58,18 @@ def test_python_dash_m_and_typer_errors(tmp_path):
     run = subprocess.run([sys.executable, "-m", "dfl_dsl", "solve", "m.opt", "--bogus"],
                          capture_output=True, text=True)
     assert run.returncode == 2 and "No such option" in run.stderr
+
+
+@pytest.mark.parametrize("args", [
+    ["check", "{spec}/transport.opt"],
+    ["solve", "{spec}/transport.opt", "-d", "{spec}/transport.json"],
+])
+def test_a_reader_that_goes_away_is_success_here_too(args):
+    """`dfl ARGS | head -1` through the argparse path (what the `dfl` script runs)."""
+    spec = spec_dir()
+    run = subprocess.Popen([sys.executable, "-m", "dfl_dsl", *[a.format(spec=spec)
+                                                                for a in args]],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    run.stdout.readline()
+    run.stdout.close()
+    assert run.wait(timeout=600) == 0 and run.stderr.read() == b""

@@ -10,8 +10,9 @@ Which solver runs (`method`): `highs` re-solves a warm HiGHS model per cost vect
 `batched` solves the batch at once with the torch PDHG solver, certified per sample, HiGHS
 for what it can't certify (LPs and integer models with an integral relaxation, on the
 oracle's device); `auto` takes the listing when it fits, the batched solver on a GPU when the
-model allows it, and HiGHS otherwise — on a CPU a warm simplex re-solve answers a small batch
-sooner than any batched first-order method (docs/training.md has the figures).
+model allows it, and on a CPU HiGHS for batches under BATCHED_FROM samples and the batched
+solver for larger ones — a warm simplex re-solve answers a few LPs sooner than a batched
+method's fixed number of steps (docs/training.md has the figures).
 """
 
 from __future__ import annotations
@@ -26,9 +27,10 @@ from ..compile.unimodular import integral_relaxation
 from ..errors import DflError
 from .enumeration import feasible_points, why_not_enumerable
 from .executors import EXECUTORS
-from .solvers import BatchedSolver, DecisionSolver, EnumerationSolver, HighsSolver
+from .solvers import BatchedSolver, BySizeSolver, DecisionSolver, EnumerationSolver, HighsSolver
 
 METHODS = ("auto", "highs", "enumerate", "batched")
+BATCHED_FROM = 256  # on a CPU, batches of at least this many LPs go to the batched solver
 
 
 @dataclass
@@ -136,11 +138,14 @@ class Oracle:
         if method == "batched" or (method == "auto" and why_not is None
                                    and self.device.type == "cuda"):
             return BatchedSolver(self.form, highs, device=self.device)
+        if method == "auto" and why_not is None and highs.processes == 1 and (
+                highs.executor == "processes"):  # (workers asked for: HiGHS it is)
+            return BySizeSolver(highs, BatchedSolver(self.form, highs), BATCHED_FROM)
         return highs
 
     @property
     def method(self) -> str:
-        """The solver that runs: highs, enumerate or batched."""
+        """The solver that runs: highs, enumerate, batched or highs+batched."""
         return self.solver.name
 
     @property

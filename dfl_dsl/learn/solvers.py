@@ -5,6 +5,8 @@ decisions out (in the spirit of PyEPO's `optModel`, Tang & Khalil, Math. Prog. C
   processes / Ray actors, see .executors): exact, any LP or MILP, on the CPU.
 * `EnumerationSolver` takes the argmin over a listed feasible set (small pure-integer models,
   see .enumeration): exact, one matrix product, on any device.
+* `BySizeSolver` sends a small batch to HiGHS and a large one to the batched solver (what
+  `--oracle auto` does on a CPU where the batched solver applies).
 * `BatchedSolver` solves the whole batch at once with the torch PDHG solver
   (backends/pdhg): every decision it returns carries an optimality certificate to 1e-9, and a
   sample it can't certify goes to HiGHS (counted in `stats`). LPs, and integer models whose LP
@@ -210,6 +212,31 @@ class BatchedSolver:
 
     def close(self) -> None:
         self.fallback.close()
+
+
+class BySizeSolver:
+    """HiGHS for small batches, the batched solver from `threshold` samples on (on a CPU a
+    warm simplex re-solve answers a few LPs sooner than a batched method's fixed number of
+    steps; a few hundred at once — PFYL's perturbations, a test set — are cheaper batched)."""
+
+    capabilities = BatchedSolver.capabilities
+
+    def __init__(self, small: HighsSolver, large: BatchedSolver, threshold: int) -> None:
+        self.small, self.large, self.threshold = small, large, threshold
+        self.name = f"{small.name}+{large.name}"
+
+    def solve(self, costs: torch.Tensor, keys: torch.Tensor | None = None,
+              slot: str = "") -> torch.Tensor:
+        chosen = self.large if len(costs) >= self.threshold else self.small
+        return chosen.solve(costs, keys, slot)
+
+    def stats(self) -> dict:
+        large = self.large.stats()
+        return {**large, "solver": self.name, "solves": self.small.calls + large["solves"],
+                "highs_solves": self.small.calls, "batched_solves": large["solves"]}
+
+    def close(self) -> None:
+        self.large.close()  # (its fallback is `small`)
 
 
 def _on(device: torch.device):

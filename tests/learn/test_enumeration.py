@@ -110,7 +110,8 @@ def test_the_oracle_refuses_to_enumerate_what_it_cannot():
                 "minimize f: sum{i in 1..2} c[i] * x[i];")
     with pytest.raises(DflError, match="continuous"):
         Oracle(inst, method="enumerate")
-    assert Oracle(inst).method == "highs"
+    # an LP: HiGHS for small batches, the batched solver for large ones
+    assert Oracle(inst).method == "highs+batched"
     with pytest.raises(DflError, match="unknown oracle method"):
         Oracle(inst, method="guess")
 

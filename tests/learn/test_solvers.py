@@ -13,6 +13,7 @@ from _helpers import spec_dir
 import dfl_dsl as dfl
 from dfl_dsl.backends.batchlp import Settings
 from dfl_dsl.compile.unimodular import integral_relaxation
+from dfl_dsl.learn.oracle import BATCHED_FROM, Oracle
 from dfl_dsl.learn.solvers import BatchedSolver, EnumerationSolver, HighsSolver
 
 
@@ -73,3 +74,18 @@ def test_capabilities_declare_forms_exactness_and_devices():
     assert HighsSolver.capabilities.forms >= {"LP", "MILP"}
     assert BatchedSolver.capabilities.devices == {"cpu", "cuda"}
     assert all(s.capabilities.exact for s in (HighsSolver, EnumerationSolver, BatchedSolver))
+
+
+def test_auto_on_a_cpu_sends_small_batches_to_highs_and_large_ones_batched():
+    spec = spec_dir()
+    inst = dfl.load(spec / "shortest_path.opt").bind(spec / "shortest_path.json")
+    oracle = Oracle(inst)
+    assert oracle.method == "highs+batched"
+    theta = np.random.default_rng(0).uniform(0.5, 2.0, (BATCHED_FROM, oracle.n_theta))
+    small = oracle.solve_theta(theta[:8])
+    large = oracle.solve_theta(theta)
+    stats = oracle.stats()
+    assert (stats["highs_solves"], stats["batched_solves"]) == (8, BATCHED_FROM)
+    np.testing.assert_allclose(large.objective[:8], small.objective, rtol=1e-9)
+    # workers asked for mean HiGHS for every batch
+    assert Oracle(inst, processes=2).method == "highs"

@@ -24,9 +24,8 @@ import torch
 
 from .problem import BatchLP, cholesky_solve
 
-STEP = 0.99  # fraction of the step to the boundary
+STEP = 0.999  # fraction of the step to the boundary
 REGULARIZE = 1e-12  # dual regularization of the normal equations, relative to their diagonal
-REFINE = 1  # refinement steps of each normal-equations solve
 THETA_MAX = 1e8  # cap of a column's Θ (a free column's, which no bound limits)
 FROZEN = 1e-13  # a sample this close stops moving (its complementarity would underflow)
 
@@ -124,26 +123,22 @@ class InteriorPoint:
         return self.last
 
     def _normal_equations(self, theta: torch.Tensor):
-        """A Θ Aᵀ = K Θ_x Kᵀ + Θ_s, factored once per iteration with a small dual
-        regularization (rank-deficient rows), and solved with iterative refinement against
-        the unregularized product, so the regularization doesn't bias the step."""
+        """A Θ Aᵀ = K Θ_x Kᵀ + Θ_s, factored once per iteration with a dual regularization
+        of 1e-12 of each row's own diagonal: enough for rank-deficient rows (a network's
+        redundant balance row) to factor, too little to bias the step (a regularization
+        relative to the largest row stalled the primal residual on rows with small Θ)."""
         theta_x, theta_s = theta[:, : self.n], theta[:, self.n :]
         gram = self.lp.K.gram(theta_x)
         diag = gram.diagonal(dim1=1, dim2=2)
         diag.add_(theta_s)
-        # each row regularized relative to its own diagonal (Θ spans many orders of
-        # magnitude near the end; Cholesky is indifferent to a diagonal scaling, a
-        # regularization relative to the largest row is not), plus a floor for empty rows
+        # Θ spans many orders of magnitude near the end: Cholesky is indifferent to a
+        # diagonal scaling, a regularization relative to the largest row is not (plus a
+        # floor for empty rows)
         diag.add_(REGULARIZE * diag + 1e-14 * diag.amax(1, keepdim=True).clamp_min(1e-300))
         factor, _ = torch.linalg.cholesky_ex(gram)
-        K = self.lp.K
 
         def solve(rhs: torch.Tensor) -> torch.Tensor:
-            dy = cholesky_solve(factor, rhs)
-            for _ in range(REFINE):
-                residual = rhs - K.matvec(theta_x * K.rmatvec(dy)) - theta_s * dy
-                dy = dy + cholesky_solve(factor, residual)
-            return dy
+            return cholesky_solve(factor, rhs)
 
         return solve
 

@@ -112,10 +112,12 @@ def polish(lp: BatchLP, x: torch.Tensor, y: torch.Tensor, part: Partition,
     active = part.row_lower | part.row_upper
     target = torch.where(part.row_lower, lp.rl, lp.ru).expand_as(active)
     target = torch.where(active, target, 0.0)
-    solve_p, ok_p = _least_change(lp, free, active)
-    for _ in range(REFINE):
-        z = solve_p(target - lp.K.matvec(x))
-        x = x + lp.K.rmatvec(z) * free
+    ok = torch.ones(x.shape[0], dtype=torch.bool, device=x.device)
+    if bool(free.any()):  # (a vertex with every column on a bound has nothing to solve)
+        solve_p, ok = _least_change(lp, free, active)
+        for _ in range(REFINE):
+            z = solve_p(target - lp.K.matvec(x))
+            x = x + lp.K.rmatvec(z) * free
     # a free column that ended on a bound up to rounding is put on it (clean zeros; the
     # certificate below still checks the point)
     lb_fin, ub_fin = torch.isfinite(lp.lb), torch.isfinite(lp.ub)
@@ -125,12 +127,14 @@ def polish(lp: BatchLP, x: torch.Tensor, y: torch.Tensor, part: Partition,
         rounded = torch.round(x)
         x = torch.where(integer & ((x - rounded).abs() <= ROUND), rounded, x)
     y = torch.where(part.priced, y, 0.0)
-    solve_d, ok_d = _least_change(lp, part.tight, part.priced)
-    tight = part.tight.to(x.dtype)
-    for _ in range(REFINE):
-        g = (lp.c - lp.K.rmatvec(y)) * tight
-        y = y + solve_d(lp.K.matvec(g))
-    return x, y, ok_p & ok_d
+    if bool(part.tight.any()):  # (no dual-tight column: the duals stand as they are)
+        solve_d, ok_d = _least_change(lp, part.tight, part.priced)
+        tight = part.tight.to(x.dtype)
+        for _ in range(REFINE):
+            g = (lp.c - lp.K.rmatvec(y)) * tight
+            y = y + solve_d(lp.K.matvec(g))
+        ok = ok & ok_d
+    return x, y, ok
 
 
 @dataclass

@@ -23,6 +23,7 @@ from .problem import BatchLP, operator_norm, precondition
 POLISH_GATE = 1e-2  # try polishing PDHG samples whose relative KKT error is below this
 IPM_GATE = 1e-3  # and interior-point samples below this
 IPM_MAX_ROWS = 256  # the interior-point method factors (B, m, m) systems: small m only
+INTEGRAL = 1e-9  # an integer column's largest distance to an integer in an answer
 POLISH_ENTRIES = 2**27  # entries of the (B, m, m) factors polished at once (1 GiB in float64)
 IDENTIFY_MIN, IDENTIFY_MAX = 1e-9, 1e-3  # bounds of the identification threshold
 
@@ -171,6 +172,10 @@ class _Run:
         x, y, factored = polish(original, self.scaling.primal(xs), self.scaling.dual(ys), part,
                                 self.integer)
         ok = certify(original, x, y, self.cfg.tol).optimal & factored
+        if self.integer is not None:
+            # an optimal face with several vertices (tied costs) is left at an interior point
+            # by the interior-point method: optimal, but not integral — HiGHS gets those
+            ok &= ~((x - torch.round(x)).abs() > INTEGRAL)[:, self.integer].any(1)
         return x, y, ok, part.tight
 
     def accept(self, idx: torch.Tensor, x, y, ok, tight) -> None:
