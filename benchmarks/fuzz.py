@@ -13,11 +13,13 @@ prints it), in a fixed rotation of kinds, ten inputs to a round:
 
 Outcomes: `ok` (checked, compiled or both solved alike), `clean error` (a DflError naming its
 file, and a line within it when it has one; for `solve`, a backend refusing the model's
-class), `crash` (any other exception, or an error without its file), `hang` (over --timeout
-seconds), `mismatch` (HiGHS and CVXPY disagree). Inputs are judged with the size cap at
-1,000,000 entries (tests/_fuzz.py): a mutated size just under the default cap binds for
-minutes, legitimately. Prints the counts per kind, the load
-average, and the first findings with their seeds; --report writes them as JSON.
+class), `crash` (any other exception, an error without its file, or the worker process
+dying), `hang` (over --timeout seconds: a timer interrupts the input; one stuck in C code,
+where no timer reaches, is killed with its worker process after 60 s more, and a new worker
+goes on from the next input), `mismatch` (HiGHS and CVXPY disagree). Inputs are judged with
+the size cap at 1,000,000 entries (tests/_fuzz.py): a mutated size just under the default cap
+binds for minutes, legitimately. Prints the counts per kind, the load average, and the first
+findings with their seeds; --report writes them as JSON.
 
     nice -n 19 python benchmarks/fuzz.py [--inputs 100000] [--seed 0] [--report fuzz.json]
 
@@ -28,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import os
 import random
 import signal
@@ -106,30 +109,71 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--replay", nargs=2, metavar=("KIND", "SEED"),
                         help="print one input and its outcome")
     args = parser.parse_args(argv)
-    torch.set_num_threads(1)
-    signal.signal(signal.SIGALRM, _on_alarm)
     corpus = cases()
     texts = [case.text for case in corpus]
     if args.replay:
+        _set_up()
         kind, seed = args.replay[0], int(args.replay[1])
         print(make_input(kind, seed, corpus, texts)[0])
         print(judge(kind, seed, corpus, texts, args.timeout))
         return 0
     load_start, start = os.getloadavg()[0], time.perf_counter()
     counts = {kind: Counter() for kind in dict.fromkeys(ROTATION)}
-    findings = []
-    for k in range(args.inputs):
-        kind, seed = ROTATION[k % len(ROTATION)], args.seed + k
-        outcome, detail = judge(kind, seed, corpus, texts, args.timeout)
-        counts[kind][outcome] += 1
-        if outcome in ("crash", "hang", "mismatch"):
-            print(f"{outcome}: --replay {kind} {seed}: {detail[:300]}", flush=True)
-            if len(findings) < 50:
-                findings.append({"kind": kind, "seed": seed, "outcome": outcome,
-                                 "detail": detail})
-        if (k + 1) % 2_000 == 0:
-            print(f"{k + 1:,} inputs, {time.perf_counter() - start:,.0f} s", flush=True)
+    findings: list[dict] = []
+    k, end = args.seed, args.seed + args.inputs
+    while k < end:  # a worker judges inputs; one stuck in C code (no timer reaches it) is
+        k = _supervise(k, end, args, corpus, texts, counts, findings, start)  # killed
     return _report(args, counts, findings, time.perf_counter() - start, load_start)
+
+
+def _set_up() -> None:
+    torch.set_num_threads(1)
+    signal.signal(signal.SIGALRM, _on_alarm)
+
+
+def _work(conn, first: int, end: int, corpus, texts, timeout: float) -> None:
+    _set_up()
+    for k in range(first, end):
+        kind = ROTATION[k % len(ROTATION)]
+        conn.send((k, kind, *judge(kind, k, corpus, texts, timeout)))
+
+
+def _supervise(first: int, end: int, args, corpus, texts, counts, findings, start) -> int:
+    """Run a worker from input `first`; return the input after the last one judged (after a
+    stuck one, counted as a hang, when the worker had to be killed)."""
+    parent, child = multiprocessing.Pipe()
+    worker = multiprocessing.Process(target=_work, daemon=True,
+                                     args=(child, first, end, corpus, texts, args.timeout))
+    worker.start()
+    k = first
+    try:
+        while k < end:
+            if not parent.poll(args.timeout + 60):  # the timer didn't get to interrupt it
+                _record(k, ROTATION[k % len(ROTATION)], "hang", "killed: stuck in C code",
+                        counts, findings, start)
+                return k + 1
+            k, *result = parent.recv()
+            _record(k, *result, counts, findings, start)
+            k += 1
+        return k
+    except EOFError:  # the worker died (a segfault, the OOM killer)
+        _record(k, ROTATION[k % len(ROTATION)], "crash", "the worker process died", counts,
+                findings, start)
+        return k + 1
+    finally:
+        worker.kill()
+        worker.join()
+
+
+def _record(k: int, kind: str, outcome: str, detail: str, counts, findings, start) -> None:
+    counts[kind][outcome] += 1
+    if outcome in ("crash", "hang", "mismatch"):
+        print(f"{outcome}: --replay {kind} {k}: {detail[:300]}", flush=True)
+        if len(findings) < 50:
+            findings.append({"kind": kind, "seed": k, "outcome": outcome, "detail": detail})
+    done = sum(sum(c.values()) for c in counts.values())
+    if done % 2_000 == 0:
+        print(f"{done:,} inputs, {time.perf_counter() - start:,.0f} s", flush=True)
 
 
 def _report(args, counts: dict, findings: list, elapsed: float, load_start: float) -> int:

@@ -126,9 +126,8 @@ def guarded(fn):
             _quiet_stdout()
             raise typer.Exit(0) from None
         except MemoryError:  # a size beyond the caps (DFL_MAX_ENTRIES=0, or not covered)
-            err().print("error: out of memory", markup=False, highlight=False)
-            err().print("hint: check the sizes the data and options give", markup=False,
-                        highlight=False)
+            error = DflError("out of memory", hint="check the sizes the data and options give")
+            err().print(error.format(), markup=False, highlight=False, soft_wrap=True)
             raise typer.Exit(2) from None
         except (typer.Exit, typer.Abort, KeyboardInterrupt):
             raise

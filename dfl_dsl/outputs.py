@@ -46,12 +46,14 @@ def checked_output(path: Path | str | None, option: str) -> Path | None:
     if not folder.is_dir():
         raise DflError(f"{option} {path}: `{folder}` is a file, not a folder")
     try:  # a real probe: os.access says yes to root on read-only mounts and on /proc
-        fd, probe = tempfile.mkstemp(prefix=".dfl-probe.", dir=folder)
+        fd = _unnamed(folder)  # (a file without a name: nothing to leave behind)
+        if fd is None:
+            fd, probe = tempfile.mkstemp(prefix=".dfl-probe.", dir=folder)
+            os.unlink(probe)
     except OSError as exc:
         raise DflError(f"{option} {path}: can't write in the folder `{folder}` "
                        f"({exc.strerror or exc})") from None
     os.close(fd)
-    os.unlink(probe)
     return path
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 import dfl_dsl as dfl
+from dfl_dsl.errors import WINDOW
 
 # fmt: off
 CASES = [
@@ -314,11 +315,16 @@ def test_broken_model(
     # the report: FILE:LINE:COL: error: MESSAGE, the source line, a caret under the mistake
     lines = report.splitlines()
     assert lines[0] == f"m.opt:{error.pos.line}:{error.pos.column}: error: {error.message}"
-    source_line = source.splitlines()[line - 1]
-    assert lines[1] == "    " + source_line.expandtabs(1)
+    source_line = source.splitlines()[line - 1].expandtabs(1)
     caret = lines[2]
     assert caret.strip() and set(caret.strip()) == {"^"}
-    assert caret.index("^") == 4 + error.pos.column - 1
+    if len(source_line) <= WINDOW:
+        assert lines[1] == "    " + source_line
+        assert caret.index("^") == 4 + error.pos.column - 1
+    else:  # a window of the line around the column
+        shown = lines[1][4:]
+        assert shown.removeprefix("...").removesuffix("...") in source_line
+        assert shown[caret.index("^") - 4] == source_line[error.pos.column - 1]
     if error.hint:
         assert lines[-1] == f"hint: {error.hint}"
     assert "Traceback" not in report

@@ -222,9 +222,15 @@ def test_solve_output_tables_and_nonzeros(lp, tmp_path):
     assert arrays["x.I"].tolist() == ["b"] and arrays["x.value"].tolist() == [1.0]
 
 
-def _first_line_then_close(args: list[str]) -> subprocess.CompletedProcess:
+ENTRY_POINTS = {  # the console script's (fast path for plain commands) and typer's own
+    "main": "import sys; from dfl_dsl.cli import main; sys.exit(main())",
+    "app": "from dfl_dsl.cli import app; app()",
+}
+
+
+def _first_line_then_close(args: list[str], entry: str) -> subprocess.CompletedProcess:
     """`dfl ARGS | head -1`: the reader takes one line and goes away."""
-    run = subprocess.Popen([sys.executable, "-c", "from dfl_dsl.cli import app; app()", *args],
+    run = subprocess.Popen([sys.executable, "-c", ENTRY_POINTS[entry], *args],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     run.stdout.readline()
     run.stdout.close()
@@ -238,10 +244,11 @@ def _first_line_then_close(args: list[str]) -> subprocess.CompletedProcess:
     ["solve", "{spec}/transport.opt", "-d", "{spec}/transport.json", "--json"],
     ["generate", "shortest_path", "--out", "{tmp}/g.npz", "--num-data", "20"],
 ])
-def test_a_reader_that_goes_away_is_success_and_silent(args, tmp_path):
+@pytest.mark.parametrize("entry", ENTRY_POINTS)
+def test_a_reader_that_goes_away_is_success_and_silent(args, entry, tmp_path):
     # `solve | head -1` exited 1 silently, `train --json | head` with an internal error (3)
     spec = spec_dir()
-    run = _first_line_then_close([a.format(spec=spec, tmp=tmp_path) for a in args])
+    run = _first_line_then_close([a.format(spec=spec, tmp=tmp_path) for a in args], entry)
     assert run.returncode == 0 and run.stderr == "", run.stderr
 
 
@@ -252,7 +259,7 @@ def test_train_json_to_a_reader_that_went_away(tmp_path):
                            str(data), "--num-data", "40"], capture_output=True)
     assert made.returncode == 0, made.stderr
     model = EXAMPLES / "shortest_path" / "shortest_path.opt"
-    run = subprocess.Popen([sys.executable, "-c", "from dfl_dsl.cli import app; app()", "train",
+    run = subprocess.Popen([sys.executable, "-c", ENTRY_POINTS["main"], "train",
                             str(model), "--data", str(data), "--train", str(train), "--epochs",
                             "1", "--json"],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -314,3 +321,21 @@ def test_a_full_disk_during_generate_is_exit_2_with_no_file(tmp_path, monkeypatc
                                       "--num-data", "10"])
     assert result.exit_code == 2 and "No space left on device" in _err(result)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_running_out_of_memory_is_a_user_error(lp, monkeypatch):
+    def too_big(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr("dfl_dsl.model.Model.bind", too_big)
+    result = CliRunner().invoke(app, ["solve", str(lp[0]), "--data", str(lp[1])])
+    assert result.exit_code == 2 and _err(result).startswith("dfl: error: out of memory")
+
+
+def test_no_solution_through_the_console_entry_is_still_exit_1():
+    """Only a reader that went away turns an exit 1 into success."""
+    spec = spec_dir()
+    run = subprocess.run([sys.executable, "-c", ENTRY_POINTS["main"], "solve",
+                          str(spec / "qp.opt"), "--data", str(spec / "qp_infeasible.json")],
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 1 and "no solution: the problem is infeasible" in run.stderr

@@ -50,12 +50,18 @@ def test_write_atomic_writes_or_leaves_the_old_file(tmp_path):
     assert sorted(p.name for p in path.parent.iterdir()) == ["out.json"]  # no temp file left
 
 
-def test_a_folder_that_cant_be_written_is_refused_by_trying(tmp_path, monkeypatch):
-    """os.access says yes to root on read-only mounts and /proc; the check makes a file."""
+@pytest.mark.parametrize("unnamed", [True, False])
+def test_a_folder_that_cant_be_written_is_refused_by_trying(tmp_path, monkeypatch, unnamed):
+    """os.access says yes to root on read-only mounts and /proc; the check makes a file (one
+    without a name where the file system allows: nothing to leave behind)."""
     def no_space(*args, **kwargs):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr("dfl_dsl.outputs.tempfile.mkstemp", no_space)
+    if unnamed:
+        monkeypatch.setattr("dfl_dsl.outputs.os.open", no_space)
+    else:
+        monkeypatch.setattr("dfl_dsl.outputs._unnamed", lambda folder: None)
+        monkeypatch.setattr("dfl_dsl.outputs.tempfile.mkstemp", no_space)
     with pytest.raises(DflError, match="can't write in the folder .*No space left"):
         checked_output(tmp_path / "sol.json", "--output")
 

@@ -27,7 +27,7 @@ from ..instance import Instance
 from ..solution import Solution
 from .chains import plan
 from .declarations import BY_NAME
-from .highs import new_highs, silence_banner
+from .highs import new_highs, qp_iteration_limit, silence_banner
 from .magnitudes import check_representable, highs_limits
 
 
@@ -226,6 +226,9 @@ def solve_instance(inst: Instance, *, time_limit=None, seed=None):
         built.theta.value = inst.theta_for_solve()
     solver = _solver(built, inst)
     options: dict = {} if time_limit is None else {"time_limit": float(time_limit)}
+    if solver == "HIGHS" and built.problem.is_qp() and not built.problem.is_mixed_integer():
+        options["qp_iteration_limit"] = qp_iteration_limit(*built.x.shape,
+                                                           len(built.problem.constraints))
     try:
         with warnings.catch_warnings():  # settled below instead of cvxpy's stderr warning
             warnings.filterwarnings("ignore", message=r"\s*The problem is either infeasible")
@@ -255,6 +258,8 @@ def _solver(built: CvxpyProblem, inst: Instance) -> str:
     is 1e-12, or `unbounded`; HiGHS is exact there. Numbers beyond HiGHS's range are refused
     (`magnitudes`), as for `--backend highs`: Clarabel, tried on them, called `min x^2 s.t.
     x >= 1e25` infeasible."""
+    if built.x.size == 0:  # no columns (every set empty): HiGHS answers UNKNOWN, which CVXPY
+        return "CLARABEL"  # can't unpack
     if plan(inst.klass.form, BY_NAME["highs"]) is None:
         return "HIGHS" if built.problem.is_mixed_integer() else "CLARABEL"
     silence_banner()

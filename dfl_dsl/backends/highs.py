@@ -74,6 +74,13 @@ def _floats(a: np.ndarray) -> np.ndarray:
     return np.asarray(a, dtype=float)
 
 
+def qp_iteration_limit(n: int, m: int) -> int:
+    """A bound on HiGHS's active-set QP iterations: its default (2^31) let HiGHS 1.16 cycle for
+    ever at the optimum of a 4-column QP (found by benchmarks/fuzz.py). Stopped, it reports
+    its point `feasible` (status word of an iteration limit), not a hang."""
+    return 10_000 + 20 * (n + m)
+
+
 class HighsModel:
     """A LinearForm loaded into HiGHS, ready to re-solve with new objective coefficients."""
 
@@ -88,6 +95,8 @@ class HighsModel:
             self.h.setOptionValue("random_seed", int(seed))
         if threads is not None:
             self.h.setOptionValue("threads", int(threads))
+        if form.is_qp:
+            self.h.setOptionValue("qp_iteration_limit", qp_iteration_limit(form.n, form.m))
         self._load(theta)
         self._cols = np.arange(form.n, dtype=np.int32)
 

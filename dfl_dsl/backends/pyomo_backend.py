@@ -30,7 +30,7 @@ from ..compile.linear import LinearForm
 from ..errors import DflError
 from ..instance import Instance
 from .common import RawResult, optimal_without_columns, to_solution
-from .highs import new_highs
+from .highs import new_highs, qp_iteration_limit
 from .magnitudes import check_representable, highs_limits
 
 SOLVER = "highs"
@@ -153,6 +153,8 @@ def solve_model(model: pyo.ConcreteModel, form: LinearForm, *, time_limit=None,
     if not _references_a_variable(model):
         return _without_columns(model, form, x)
     options = {"random_seed": int(seed)} if seed is not None else {}
+    if form.is_qp:
+        options["qp_iteration_limit"] = qp_iteration_limit(form.n, form.m)
     results = _run(solver, model, time_limit, options)
     status = _STATUS.get(results.termination_condition, "error")
     if status == "infeasible_or_unbounded":

@@ -249,3 +249,25 @@ def test_an_infeasible_qp_gets_its_iis_and_returns(tmp_path):
                          capture_output=True, text=True, timeout=120)
     got = json.loads(run.stdout)
     assert run.returncode == 1 and got["status"] == "infeasible" and got["iis"]
+
+
+CYCLING_QP = """param lo[2]; param hi[2];
+var x[2] >= lo <= hi;
+maximize f: -2 * x[0] - 2 * x[1] - sum_squares(x);
+subject to budget: norm1(x) <= 1;
+"""
+
+
+@pytest.mark.parametrize("backend", ["highs", "cvxpy", "pyomo"])
+def test_a_qp_highs_cycles_on_stops_at_its_iteration_limit(tmp_path, backend):
+    """HiGHS's active-set QP cycled for ever at this QP's optimum (found by benchmarks/fuzz.py),
+    through all three backends that hand it QPs; bounded, it reports the point `feasible`. In a
+    child process, so that a regression fails, not hangs."""
+    (tmp_path / "m.opt").write_text(CYCLING_QP)
+    (tmp_path / "d.json").write_text(json.dumps({"lo": ["-inf", 0], "hi": [10, 2]}))
+    run = subprocess.run([sys.executable, "-c", "from dfl_dsl.cli import app; app()", "solve",
+                          str(tmp_path / "m.opt"), "--data", str(tmp_path / "d.json"), "--json",
+                          "--backend", backend], capture_output=True, text=True, timeout=120)
+    got = json.loads(run.stdout)
+    assert run.returncode == 0 and got["status"] in ("optimal", "feasible")
+    assert got["objective"] == pytest.approx(1.0, abs=1e-6)  # x = (-1, 0)

@@ -143,7 +143,8 @@ def test_ambiguous_status_is_settled_without_presolve(monkeypatch):
     sol = dfl.parse("var x >= 0; var y >= 0; minimize f: x^2 + y; s.t. c: x + y <= -1;"
                     ).bind({}).solve("pyomo")
     assert sol.status == "infeasible"
-    assert seen[1] == {"presolve": "off"}
+    assert seen[1] == {**seen[0], "presolve": "off"}  # (a QP: with its qp_iteration_limit)
+    assert seen[0] == {"qp_iteration_limit": 10_000 + 20 * (2 + 1)}
 
 
 def test_unbounded():

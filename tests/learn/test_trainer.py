@@ -453,45 +453,35 @@ def test_risk_regret_of_data_sets_in_turn(scenario_trained, portfolio):
 
 
 # ---------------------------------------------------------------------- malformed checkpoints
-# (safe to load — weights_only — but they were KeyErrors, "unhashable" TypeErrors, torch
-# RuntimeErrors, a confusing "predicts 32 values; has 32", or NaN weights loaded silently)
-def _corrupt(state: dict, change) -> dict:
-    change(state)
-    return state
+def _corrupted(path, change) -> None:
+    """(These were KeyErrors, "unhashable" TypeErrors, torch RuntimeErrors, "predicts 32 values;
+    has 32" for a string size, or NaN weights loaded silently.)"""
+    state = torch.load(path, weights_only=True)
+    if change in ("nan", "shape"):
+        first, weight = next(iter(state["state_dict"].items()))
+        state["state_dict"][first] = (torch.full_like(weight, float("nan")) if change == "nan"
+                                      else torch.zeros(3, 3))
+    else:
+        change(state)
+    torch.save(state, path)
 
 
-def _nan(state: dict) -> None:
-    name = next(iter(state["state_dict"]))
-    state["state_dict"][name] = torch.full_like(state["state_dict"][name], float("nan"))
-
-
-def _wrong_shape(state: dict) -> None:
-    name = next(iter(state["state_dict"]))
-    state["state_dict"][name] = torch.zeros(3, 3)
-
-
-PREDICTOR_CASES = [
+@pytest.mark.parametrize(("change", "message"), [
     (lambda s: s.pop("model_hash"), "has no `model_hash`"),
     (lambda s: s.pop("predictor"), "has no `predictor`"),
     (lambda s: s["predictor"].pop("kind"), "has no `predictor.kind`"),
     (lambda s: s.update(format=["dfl-dsl/checkpoint-1"]), "not a dfl-dsl checkpoint"),
     (lambda s: s.update(model_hash={"a": 1}), "`model_hash` should be text"),
-    (lambda s: s["predictor"].update(n_outputs="40"), "`predictor.n_outputs` should be a "
-                                                      "positive integer"),
+    (lambda s: s["predictor"].update(n_outputs="40"), "`predictor.n_outputs` should be a pos"),
     (lambda s: s["predictor"].update(kind="forest"), "unknown predictor `forest`"),
     (lambda s: s.update(state_dict=[1, 2]), "`state_dict` should be a mapping"),
     (lambda s: s["state_dict"].update(extra=3), "`state_dict` should be a mapping of weight"),
-    (_wrong_shape, "weights don't fit its predictor: .*size mismatch"),
-    (_nan, "holds NaN or infinite values"),
-]
-
-
-@pytest.mark.parametrize(("change", "message"), PREDICTOR_CASES)
+    ("shape", "weights don't fit its predictor: .*size mismatch"), ("nan", "holds NaN or inf"),
+])
 def test_a_malformed_predictor_checkpoint_is_a_clear_error(trained, sp_inst, tmp_path, change,
                                                            message):
-    path = tmp_path / "ckpt.pt"
-    trained.save(path)
-    torch.save(_corrupt(torch.load(path, weights_only=True), change), path)
+    trained.save(path := tmp_path / "ckpt.pt")
+    _corrupted(path, change)
     with pytest.raises(DflError, match=message) as info:
         load_checkpoint(path, sp_inst)
     assert info.value.filename == str(path)
@@ -502,14 +492,11 @@ def test_a_malformed_predictor_checkpoint_is_a_clear_error(trained, sp_inst, tmp
     (lambda s: s["generative"].update(dim=True), "`generative.dim` should be a positive"),
     (lambda s: s.update(scenarios=0), "`scenarios` should be a positive integer"),
     (lambda s: s["generative"].update(kind="gan"), "unknown generative model `gan`"),
-    (_wrong_shape, "weights don't fit its generative model"),
-    (_nan, "holds NaN or infinite values"),
+    ("shape", "weights don't fit its generative model"), ("nan", "holds NaN or infinite"),
 ])
 def test_a_malformed_scenario_checkpoint_is_a_clear_error(scenario_trained, portfolio, tmp_path,
                                                           change, message):
-    inst, _ = portfolio
-    path = tmp_path / "gen.pt"
-    scenario_trained.save(path)
-    torch.save(_corrupt(torch.load(path, weights_only=True), change), path)
+    scenario_trained.save(tmp_path / "gen.pt")
+    _corrupted(tmp_path / "gen.pt", change)
     with pytest.raises(DflError, match=message):
-        ScenarioTrainer.from_checkpoint(path, inst)
+        ScenarioTrainer.from_checkpoint(tmp_path / "gen.pt", portfolio[0])
