@@ -143,14 +143,18 @@ class Evaluator(SubscriptRules, ConditionRules, OrderedRules):
             return Domain(sets, frame, names, True)
         frame = self.index(index, root)
         components, names, dense = [], [], index.filter is None
+        dummies = set(index.dummies)
         for item in index.items:
-            the_set = self.set_of(item.set, root) if dense else None
+            # a set over an earlier dummy (`{s in S, t in s..n}`) is no one set: sparse
+            fixed = not any(isinstance(n, ast.Name) and n.id in dummies
+                            for n in ast.walk(item.set))
+            the_set = self.set_of(item.set, root) if fixed else None
             if not isinstance(the_set, SetValue):
                 dense = False
-            item_names = list(item.names) or [f"#{id(item)}:{k}" for k in range(the_set.dim)]
-            if the_set is not None and isinstance(the_set, SetValue):
+            width = the_set.dim if isinstance(the_set, SetValue) else 1
+            names.append(list(item.names) or [f"#{id(item)}:{k}" for k in range(width)])
+            if isinstance(the_set, SetValue):
                 components.append(the_set)
-            names.append(item_names)
         if len({n for ns in names for n in ns}) != sum(len(ns) for ns in names):
             dense = False  # a repeated dummy filters
         if dense and frame.n != math.prod(c.n for c in components):
