@@ -193,7 +193,7 @@ def text_or_number(values: tuple, parents: list) -> str | None:
 
 
 def product_factors(node: ast.Expr) -> list[ast.Expr]:
-    """`A * B * C` -> [A, B, C]; anything else is one factor."""
-    if isinstance(node, ast.BinOp) and node.op == "*":
+    """`A * B * C` (or `A cross B cross C`) -> [A, B, C]; anything else is one factor."""
+    if isinstance(node, ast.BinOp) and node.op in ("*", "cross"):
         return product_factors(node.left) + product_factors(node.right)
     return [node]
