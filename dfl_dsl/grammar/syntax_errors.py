@@ -185,8 +185,6 @@ def _slip(ctx: Context) -> str | None:
     glued = last is not None and _order(_after(last)) == _order(_pos(token))
     if word == "=" and glued and str(last) == ":":
         return "write `=`, not `:=`"
-    if word == "=" and "EQ" in ctx.expected:
-        return "use `==` to compare"
     if token.type == "NAME" and word.lower() in ("st", "subjectto", "subject_to", "s_t"):
         return "a constraint starts with `subject to` or `s.t.`"
     misspelled = ctx.misspelled()  # `minimise`, `binery`, `predicte`
