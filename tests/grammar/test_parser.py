@@ -483,6 +483,7 @@ def test_a_literal_too_large_for_a_float_is_a_located_error(literal):
     ("{i in I : a[i] > 0}", "(setof{i in I : (cmp a[i] > 0)} i)"),
     ("{(i, j) in A, t in T}", "(setof{(i, j) in A, t in T} (i, j, t))"),
     ('{1, "a"}', '{1, "a"}'),
+    ("-Infinity + Infinity", "(+ -inf inf)"),  # AMPL's word for inf
 ])
 def test_ampl_expression_forms(text, expected) -> None:
     assert sx(body(text)) == expected
