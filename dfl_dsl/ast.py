@@ -217,6 +217,7 @@ class SetDecl(Statement):
     index: SetIndex | None = None  # `set S{I}`: one set per element of I
     order: str = ""  # "" | "ordered" | "circular" (next/prev wrap around)
     dimen: int | None = None  # AMPL's `dimen n`: the width of its tuples
+    default: Expr | None = None  # the set (or each set of `S{I}`) the data leaves out
 
 
 @dataclass(frozen=True, eq=False)

@@ -123,3 +123,13 @@ def test_within_a_cross_product_is_checked_factor_by_factor(monkeypatch) -> None
     with pytest.raises(DataError, match=r"element \(5, 40\) is not within"):
         bind("set NODES; set ARCS within NODES cross NODES;",
              {"NODES": nodes, "ARCS": [[0, 39], [5, 40]]})
+
+
+def test_a_set_default_fills_what_the_data_leaves_out() -> None:
+    inst = bind("set I; set D default {1, 2}; set S{I} default {7};\n"
+                "set R{i in I} default 1..i;",
+                {"I": [1, 2, 3], "S": {"2": [4, 5]}, "R": {"3": []}})
+    assert inst.sets["D"].elements() == [1, 2]
+    assert members(inst, "S") == [[7], [4, 5], [7]]
+    assert members(inst, "R") == [[1], [1, 2], []]  # an entry given empty stays empty
+    assert members(bind("set I; set S{I} default {};", {"I": [1]}), "S") == [[]]

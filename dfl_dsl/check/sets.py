@@ -19,7 +19,7 @@ class SetRules:
     def _SetDecl(self, stmt: ast.SetDecl) -> None:
         scope, arity = ({}, 0) if stmt.index is None else self._set_family(stmt.index)
         dim, integer = stmt.dimen, False  # a set of tuples says so (`within A * B`, `dimen 2`)
-        for part in (stmt.within, stmt.value):
+        for part in (stmt.within, stmt.value, stmt.default):
             if part is None:
                 continue
             info = self.expr(part, scope)

@@ -54,7 +54,8 @@ def _pass_unit_rules_through(callbacks: dict) -> None:
 
 # AMPL's spellings of a comparison, kept as the one the rest of the code knows
 _SAME_OP = {"=": "==", "<>": "!="}
-_ATTR_WORDS = {"value": "=", "within": "within", "order": "ordered", "dimen": "dimen"}
+_ATTR_WORDS = {"value": "=", "within": "within", "order": "ordered", "dimen": "dimen",
+               "default": "default"}
 
 
 def _pos(meta_or_token) -> ast.Pos:
@@ -118,6 +119,9 @@ class _ToAst:
     def set_within(self, meta, c):
         return ("within", c[0])
 
+    def set_default(self, meta, c):
+        return ("default", c[1])
+
     def set_ordered(self, meta, c):
         return ("order", str(c[0]))
 
@@ -133,9 +137,12 @@ class _ToAst:
             if key in attrs:
                 raise DflError(f"set `{c[0]}` repeats `{_ATTR_WORDS[key]}`", _pos(c[0]))
             attrs[key] = value
+        if "value" in attrs and "default" in attrs:
+            raise DflError(f"set `{c[0]}` is computed (`=`), so a `default` has nothing to fill",
+                           _pos(c[0]))
         return ast.SetDecl(str(c[0]), attrs.get("value"), attrs.get("within"), index=c[1],
                            order=attrs.get("order", ""), dimen=attrs.get("dimen"),
-                           pos=_pos(c[0]))
+                           default=attrs.get("default"), pos=_pos(c[0]))
 
     def kind(self, meta, c):
         word = str(c[0])

@@ -526,6 +526,10 @@ def test_set_declarations() -> None:
         parse("set S within A within B;")
     with pytest.raises(DflError, match="`dimen` takes a whole number"):
         parse("set S dimen 0;")
+    s, = parse("set S{I} default {};").statements
+    assert sx(s.default) == "{}"
+    with pytest.raises(DflError, match="a `default` has nothing to fill"):
+        parse("set S = {1}, default {2};")
 
 
 @pytest.mark.parametrize("start", ["subject to", "subj to", "s.t."])
