@@ -60,13 +60,17 @@ def get(table: dict, default: Any, *keys: Any) -> Any:
         return default
 
 
-def solve(model: Any) -> float:
-    """Solve a Pyomo model with HiGHS to proven optimality (no MIP gap) and return the optimum."""
+def solve_result(model: Any) -> Any:
+    """Solve a Pyomo model with HiGHS to proven optimality (no MIP gap); Pyomo's results."""
     from pyomo.contrib.solver.common.factory import SolverFactory
 
-    solver = SolverFactory("highs")
-    result = solver.solve(model, solver_options={"mip_rel_gap": 0.0, "mip_abs_gap": 0.0,
-                                                 "threads": 1})
-    assert "optimal" in str(result.termination_condition).lower() or \
-        "convergence" in str(result.termination_condition).lower(), result.termination_condition
-    return float(result.incumbent_objective)
+    result = SolverFactory("highs").solve(
+        model, solver_options={"mip_rel_gap": 0.0, "mip_abs_gap": 0.0, "threads": 1})
+    assert str(result.termination_condition).endswith("convergenceCriteriaSatisfied"), \
+        result.termination_condition
+    return result
+
+
+def solve(model: Any) -> float:
+    """The optimum of a Pyomo model (see `solve_result`)."""
+    return float(solve_result(model).incumbent_objective)
