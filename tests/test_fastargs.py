@@ -21,6 +21,8 @@ LINES = [
      "--variant", "vanilla", "--write", "m.lp"],
     ["train", "m.opt", "--epochs", "3", "--loss", "pfyl", "--cautious-wd", "--json",
      "--hidden", "8", "--lr", "1e-3"],
+    ["train", "m.opt", "--loss", "dpo", "--samples", "3", "--sigma", "0.5"],
+    ["train", "m.opt", "--loss", "dbb", "--lambda", "20", "--solve-ratio", "0.05"],
     ["eval", "m.opt", "--checkpoint", "c.pt", "--test", "t.npz"],
     ["generate", "knapsack", "--out", "k.npz", "--num-data", "10"],
     ["train-solver", "--save", "p.pt", "--steps", "2"],
