@@ -313,6 +313,9 @@ SamplesOpt = Annotated[int | None, _loss_option("n_samples")]
 SigmaOpt = Annotated[float | None, _loss_option("sigma")]
 LambdaOpt = Annotated[float | None, _loss_option("lambd")]
 SolveRatioOpt = Annotated[float | None, _loss_option("solve_ratio")]
+KappaOpt = Annotated[float | None, _loss_option("kappa")]
+TwoSidesOpt = Annotated[bool, _loss_option("two_sides")]
+TaskLossOpt = Annotated[str | None, _loss_option("task_loss")]
 
 
 def _train_epilog() -> str:
@@ -333,8 +336,8 @@ def train(
     ] = None,
     test_file: Annotated[Path | None, typer.Option("--test", help="Test file (.npz).")] = None,
     loss: Annotated[str, typer.Option(
-        help="spo+ | pfyl | dpo | dbb | nce | mse; for `uncertain` params: gen-dfl | nll | mse "
-        "| spo+. Each loss's settings: below.")] = "spo+",
+        help="spo+ | pfyl | dpo | dbb | nce | imle | aimle | mse; for `uncertain` params: "
+        "gen-dfl | nll | mse | spo+. Each loss's settings: below.")] = "spo+",
     predictor: Annotated[str, typer.Option(help="linear | mlp")] = "linear",
     epochs: Annotated[int, typer.Option(help="Passes over the training set.")] = 10,
     batch_size: Annotated[int, typer.Option("--batch-size", help="Samples per step.")] = 32,
@@ -355,7 +358,8 @@ def train(
                            help="Data-parallel training across the ranks torchrun starts.")
     ] = False,
     n_samples: SamplesOpt = None, sigma: SigmaOpt = None, lambd: LambdaOpt = None,
-    solve_ratio: SolveRatioOpt = None,
+    solve_ratio: SolveRatioOpt = None, kappa: KappaOpt = None, two_sides: TwoSidesOpt = False,
+    task_loss: TaskLossOpt = None,
     scenarios: ScenariosOpt = None, beta: BetaOpt = None, generative: GenerativeOpt = None,
     hidden: HiddenOpt = None, threads: ThreadsOpt = None,
     save: Annotated[Path | None, typer.Option(

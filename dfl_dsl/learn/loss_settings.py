@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 from ..errors import DflError
 
+TASK_LOSSES = ("regret", "l1", "mse")
+
 
 @dataclass(frozen=True)
 class Setting:
@@ -51,6 +53,14 @@ SETTINGS: dict[str, Setting] = {
                      "deviation; for I-MLE its temperature)", _positive, "a number > 0"),
     "lambd": Setting("--lambda", float, "interpolation step λ of the solver's finite "
                      "difference", _positive, "a number > 0"),
+    "kappa": Setting("--kappa", float, "shape κ of the Sum-of-Gamma noise (Niepert et al. "
+                     "2021)", _positive, "a number > 0"),
+    "two_sides": Setting("--two-sides", bool, "central difference w(ĉ + λg) - w(ĉ - λg) "
+                         "instead of the one-sided one", lambda v: isinstance(v, bool),
+                         "true or false"),
+    "task_loss": Setting("--task-loss", str, "what the smoothed decision is trained on: "
+                         "regret (cᵀw̄ - z*), l1 or mse against w*",
+                         lambda v: v in TASK_LOSSES, " | ".join(TASK_LOSSES)),
     "solve_ratio": Setting("--solve-ratio", float, "fraction of steps that solve the "
                            "predictions and grow the solution pool (the others use the "
                            "pool alone)", _fraction, "a number in [0, 1]"),
@@ -67,6 +77,10 @@ LOSS_SETTINGS: dict[str, dict[str, object]] = {
     "dpo": dict(_PERTURBED),
     "dbb": {"lambd": 10.0},
     "nce": dict(_POOL),
+    "imle": {"n_samples": 10, "sigma": 1.0, "lambd": 10.0, "kappa": 5.0, "two_sides": False,
+             "task_loss": "l1", "seed": 135},
+    "aimle": {"n_samples": 10, "sigma": 1.0, "kappa": 5.0, "two_sides": False,
+              "task_loss": "l1", "seed": 135},
     "mse": {},
 }
 """loss -> {setting: its default}. A loss absent here (the generative losses) takes none."""

@@ -60,7 +60,7 @@ def test_the_hint_says_what_the_loss_takes_and_who_takes_the_setting():
     with pytest.raises(DflError) as info:
         check_loss_settings("dpo", {"lambd": 20.0})
     assert info.value.hint == ("--loss dpo takes --samples 10, --sigma 1.0; --lambda (lambd) "
-                               "is for dbb")
+                               "is for dbb, imle")
 
 
 def test_good_settings_pass_and_reach_the_loss(sp_inst):
@@ -89,7 +89,7 @@ def test_help_lists_each_losss_settings():
     result = runner.invoke(app, ["train", "--help"], env={"COLUMNS": "200"})
     assert result.exit_code == 0
     assert "dpo: --samples 10, --sigma 1.0" in result.stdout
-    assert "pfyl, dpo: perturbed costs solved per prediction" in result.stdout
+    assert "pfyl, dpo, imle, aimle: perturbed costs solved per prediction" in result.stdout
 
 
 @pytest.fixture(scope="module")
@@ -122,6 +122,9 @@ def test_train_flags_reach_the_loss(files):
     (["--loss", "dpo", "--samples", "0"], "--samples (n_samples) of --loss dpo must be an "
      "integer >= 1, got 0"),
     (["--loss", "nce", "--solve-ratio", "2"], "must be a number in [0, 1]"),
+    (["--loss", "imle", "--task-loss", "hinge"], "--task-loss (task_loss) of --loss imle must "
+     "be regret | l1 | mse, got 'hinge'"),
+    (["--loss", "dbb", "--two-sides"], "--two-sides (two_sides) is not a setting of --loss dbb"),
 ])
 def test_train_refuses_a_bad_setting_before_reading_data(tmp_path, args, words):
     missing = ["--data", str(tmp_path / "none.json"), "--train", str(tmp_path / "none.npz")]
