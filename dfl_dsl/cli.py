@@ -336,8 +336,9 @@ def train(
     ] = None,
     test_file: Annotated[Path | None, typer.Option("--test", help="Test file (.npz).")] = None,
     loss: Annotated[str, typer.Option(
-        help="spo+ | pfyl | dpo | dbb | nce | imle | aimle | mse; for `uncertain` params: "
-        "gen-dfl | nll | mse | spo+. Each loss's settings: below.")] = "spo+",
+        help="spo+ | pfyl | dpo | dbb | nce | imle | aimle | listwise | pairwise | pointwise "
+        "| mse; for `uncertain` params: gen-dfl | nll | mse | spo+. Each loss's settings: "
+        "below.")] = "spo+",
     predictor: Annotated[str, typer.Option(help="linear | mlp")] = "linear",
     epochs: Annotated[int, typer.Option(help="Passes over the training set.")] = 10,
     batch_size: Annotated[int, typer.Option("--batch-size", help="Samples per step.")] = 32,
