@@ -61,9 +61,13 @@ def grads(name: str, seed: int, args) -> dict:
 
 def variants(args) -> dict[str, dict]:
     """The sweep's Gen-DFL settings, and the two-stage flow with as many epochs."""
-    out = {"two-stage flow (NLL)": dict(loss="nll", epochs=args.pretrain + args.epochs)}
+    out = {"two-stage flow (NLL)": dict(loss="nll", epochs=args.pretrain + args.epochs),
+           # Gen-DFL's schedule without its term: the optimizer restarts after pretraining
+           # and the sampler draws as in Gen-DFL, so what β > 0 adds is measured from here
+           "Gen-DFL β=0": dict(loss="gen-dfl", epochs=args.epochs, beta=0.0,
+                               pretrain_epochs=args.pretrain, loss_options={"solve_ratio": 0.0})}
     for target in args.targets:
-        for beta in args.betas:
+        for beta in (b for b in args.betas if b > 0):
             for ratio in args.solve_ratios:
                 label = f"Gen-DFL w*={target} β={beta:g} solve ratio {ratio:g}"
                 out[label] = dict(loss="gen-dfl", epochs=args.epochs, beta=beta,
