@@ -163,7 +163,15 @@ def _ascent(F: _Relaxation, P: Polytope, x: Array, lipschitz: float, *, rtol: fl
 
 def _widened(P: Polytope, grad: Array) -> np.ndarray:
     """The items that the linear maximizer over P with `_WIDEN`× its caps picks at `grad`."""
-    return np.nonzero(P.ops.numpy(P.argmax(grad, _WIDEN)[0]) > 0)[0]
+    return P.picked(grad, _WIDEN)
+
+
+def _union(a: np.ndarray, b: np.ndarray, n: int) -> np.ndarray:
+    """The sorted union of two sets of items out of n, through a mask (np.union1d sorts
+    their concatenation: 0.2 ms for a few hundred items, against 15 µs)."""
+    mask = np.zeros(n, dtype=bool)
+    mask[a] = mask[b] = True
+    return np.flatnonzero(mask)
 
 
 def _cover_rows(form: SCMForm, items: np.ndarray, grad: np.ndarray) -> np.ndarray:
@@ -171,11 +179,12 @@ def _cover_rows(form: SCMForm, items: np.ndarray, grad: np.ndarray) -> np.ndarra
     of largest gain per cost among those touching it. sqrt's slope is infinite at 0, so the
     relaxation's optimum covers every row it can; a row that the working set leaves at t = 0
     pulls its items in round after round (k = 10 on the benchmark: 36 steps in 5 rounds
-    without, 13 in 2 with). One gather over A's nonzeros finds the open rows' entries; their
-    items come from a binary search in the column pointers, not a pass that labels all."""
+    without, 13 in 2 with). One gather over A's nonzeros finds the open rows' entries (np.take:
+    half the time of indexing); their items come from a binary search in the column pointers,
+    not a pass that labels all."""
     A = form.A_csc
-    have = np.bincount(A[:, items].indices, minlength=A.shape[0])
-    entries = np.flatnonzero((have < _COVER)[A.indices])
+    have = np.bincount(form.nonzeros(items)[0], minlength=A.shape[0])
+    entries = np.flatnonzero(np.take(have < _COVER, A.indices))
     if not len(entries):
         return items
     cols = np.searchsorted(A.indptr, entries, side="right") - 1
@@ -187,7 +196,7 @@ def _cover_rows(form: SCMForm, items: np.ndarray, grad: np.ndarray) -> np.ndarra
     rows, cols = rows[order], cols[order]
     starts = np.flatnonzero(np.diff(rows, prepend=-1))
     rank = np.arange(len(rows)) - np.repeat(starts, np.diff(starts, append=len(rows)))
-    return np.union1d(items, cols[rank < _COVER])
+    return _union(items, cols[rank < _COVER], form.n)
 
 
 def _working_set(form: SCMForm, P: Polytope, grad: Array) -> np.ndarray | None:
@@ -220,7 +229,7 @@ def _screened(form: SCMForm, F: _Relaxation, P: Polytope, work: np.ndarray, *, r
         gx = F.grad_at_rows(last.t)
         gap = float(P.linear_max(gx)[0] - (x * gx).sum())
         bound = min(bound, last.f + max(gap, 0.0))
-        grown = np.union1d(work, _widened(P, gx))
+        grown = _union(work, _widened(P, gx), form.n)
         if gap <= rtol * max(abs(last.f), 1e-12) or done >= iters or len(grown) == len(work):
             return x, last.f, bound, done
         work = grown

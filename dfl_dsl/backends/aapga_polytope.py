@@ -161,6 +161,12 @@ class Polytope:
         order, amount = self._greedy(grad, widen)
         return self.ops.put(self.ops.xp.zeros_like(grad), order, amount)
 
+    def picked(self, grad, widen: float = 1.0) -> np.ndarray:
+        """The items that argmax(grad, widen) gives a positive amount, for grad's first row,
+        in increasing order (no n-wide point built)."""
+        order, amount = self._greedy(grad[:1], widen)
+        return np.sort(self.ops.numpy(order[0][amount[0] > 0]))
+
     def linear_max(self, grad):
         """max_{v∈P} gradᵀv per row, without building v (the Frank–Wolfe gap's half)."""
         order, amount = self._greedy(grad, 1.0)
