@@ -13,6 +13,8 @@ not the matrix's; only a fill that runs out of support items looks at every item
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from ..compile.scm import SCMForm
@@ -144,18 +146,51 @@ def _fill(form: SCMForm, x: np.ndarray) -> np.ndarray:
         share[touched] = new
 
 
-def _swap_change(form: SCMForm, t: np.ndarray, out: np.ndarray, into: np.ndarray,
-                 gain: np.ndarray) -> np.ndarray:
-    """(len(out), len(into)): F(S − a + b) − F(S) for a in `out` ⊆ S, b in `into` (whose
-    gains F(S + b) − F(S) are `gain`), t = Ax + b at S. It is the loss of a plus the gain of
-    b, corrected on the rows a and b share; those pairs of nonzeros are found by a join on the
-    row (the nonzeros of `out` grouped by row), so a pass costs the shared rows, not |out|
-    copies of t."""
-    change = _gains(form, t, out, -1.0)[0][:, None] + gain[None, :]
-    rows_a, data_a, ends_a = form.nonzeros(out)
-    rows_b, data_b, ends_b = form.nonzeros(into)
-    owner_a = np.repeat(np.arange(len(out)), np.diff(ends_a, prepend=0))
-    owner_b = np.repeat(np.arange(len(into)), np.diff(ends_b, prepend=0))
+class _Columns:
+    """The form's nonzeros as stored, column after column, with each one's column: the swap
+    passes pick the nonzeros of a set of items by a mask over them (two calls) instead of
+    gathering each item's run (ten)."""
+
+    def __init__(self, form: SCMForm) -> None:
+        self.rows, self.data, ends = form.nonzeros(np.arange(form.n))
+        self.owner = np.repeat(np.arange(form.n), np.diff(ends, prepend=0))
+
+
+class _Scores(NamedTuple):
+    """A set S (`inside`, its mask) and, at S: t = Ax + b, each nonzero's share of its item's
+    gain F(S + i) − F(S) or, for the items of S, loss F(S − i) − F(S), and those per item."""
+
+    inside: np.ndarray
+    t: np.ndarray
+    share: np.ndarray
+    gain: np.ndarray
+
+
+def _scores(form: SCMForm, cols: _Columns, x: np.ndarray) -> _Scores:
+    """Every item's gain or loss at the set x in one pass over the nonzeros."""
+    inside = x > 0.5
+    held = inside[cols.owner]
+    t = form.b + np.bincount(cols.rows[held], weights=cols.data[held], minlength=len(form.b))
+    share = _shares(form, t, cols.rows, np.where(held, -cols.data, cols.data))
+    gain = np.bincount(cols.owner, weights=share, minlength=form.n) + np.where(inside, -form.g,
+                                                                               form.g)
+    return _Scores(inside, t, share, gain)
+
+
+def _swap_change(form: SCMForm, cols: _Columns, at: _Scores, out: np.ndarray,
+                 into: np.ndarray) -> np.ndarray:
+    """(len(out), len(into)): F(S − a + b) − F(S) for a in `out` = S, b in `into`, from the
+    scores `at` S. It is the loss of a plus the gain of b, corrected on the rows a and b
+    share; those pairs of nonzeros are found by a join on the row (the nonzeros of `out`
+    grouped by row), so a pass costs the shared rows, not |out| copies of t."""
+    t, share = at.t, at.share
+    change = at.gain[out][:, None] + at.gain[into][None, :]
+    held = at.inside[cols.owner]
+    rows_a, data_a, owner_a = cols.rows[held], cols.data[held], cols.owner[held]
+    wanted = np.zeros(form.n, dtype=bool)
+    wanted[into] = True
+    picked = wanted[cols.owner]
+    rows_b, data_b, owner_b = cols.rows[picked], cols.data[picked], cols.owner[picked]
     by_row = np.argsort(rows_a, kind="stable")
     count = np.bincount(rows_a, minlength=len(t))
     first = np.cumsum(count) - count
@@ -166,8 +201,10 @@ def _swap_change(form: SCMForm, t: np.ndarray, out: np.ndarray, into: np.ndarray
     # [φ(t − a + b) − φ(t − a)] − [φ(t + b) − φ(t)]: b's share once a has left, less its share
     without = t[r] - data_a[pair_a]
     both = ((form.atoms(without + data_b[pair_b], r) - form.atoms(without, r)) * form.w[r]
-            - _shares(form, t, rows_b, data_b)[pair_b])
-    pair = owner_a[pair_a] * len(into) + owner_b[pair_b]
+            - share[picked][pair_b])
+    position = np.zeros(form.n, dtype=np.int64)
+    position[out], position[into] = np.arange(len(out)), np.arange(len(into))
+    pair = position[owner_a[pair_a]] * len(into) + position[owner_b[pair_b]]
     return change + np.bincount(pair, weights=both, minlength=change.size).reshape(change.shape)
 
 
@@ -200,21 +237,22 @@ def _swap(form: SCMForm, x: np.ndarray, max_swaps: int) -> np.ndarray:
     """Improving 1-swaps — every (chosen item out, candidate in) pair scored exactly in one
     vectorized pass, then the best ones that don't interact made together — until none
     improves or `max_swaps` passes. Candidates: the 2|chosen| items of largest marginal gain,
-    which keeps a pass at |chosen|² pairs however many items there are."""
+    which keeps a pass at |chosen|² pairs however many items there are. One pass over the
+    nonzeros gives every item's gain (outside the set) or loss (inside) at once."""
     x = x.copy()
     tol = 1e-12 * max(1.0, abs(float(form.value(x)[0])))
+    cols = _Columns(form)
+    live = form.upper > 0.5
     for _ in range(max_swaps):
-        chosen = np.nonzero(x > 0.5)[0]
-        into = np.nonzero((x < 0.5) & (form.upper > 0.5))[0]
+        at = _scores(form, cols, x)
+        chosen = np.flatnonzero(at.inside)
+        into = np.flatnonzero(~at.inside & live)
         if not len(chosen) or not len(into):
             break
-        t = _rows_of(form, x)
-        gain = _gains(form, t, into)[0]
         if len(into) > 2 * len(chosen):
-            best = np.argpartition(-gain, 2 * len(chosen))[: 2 * len(chosen)]
-            into, gain = into[best], gain[best]
+            into = into[np.argpartition(-at.gain[into], 2 * len(chosen))[: 2 * len(chosen)]]
         change = np.where(_swap_fits(form, x, chosen, into),
-                          _swap_change(form, t, chosen, into, gain), -np.inf)
+                          _swap_change(form, cols, at, chosen, into), -np.inf)
         if not _apply_swaps(form, x, change, chosen, into, tol):
             break
     return x
