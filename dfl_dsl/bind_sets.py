@@ -66,9 +66,8 @@ class SetBinding:
                 fill = as_family(self.evaluator.set_of(stmt.default, domain.frame), domain.n)
                 keys, starts = merge_families((keys, starts), fill, ~given)
         family = SetFamily(stmt.name, domain, keys, starts, stmt.order == "circular")
-        owners = np.repeat(np.arange(domain.n, dtype=np.int64), np.diff(starts))
-        repeats = SetValue(np.concatenate([owners[:, None], keys], axis=1)).duplicates()
-        if len(repeats):  # (one pass over all the sets: (owner, member) pairs that repeat)
+        repeats = family.index.duplicates()
+        if len(repeats):  # (one pass over all the sets: (entry, member) pairs that repeat)
             row = int(repeats[0])
             element = SetValue(keys[row : row + 1]).elements()[0]
             raise self.source.error(f"set `{stmt.name}{family.owner(row)}` lists {element!r} "

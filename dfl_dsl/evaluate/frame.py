@@ -122,6 +122,10 @@ class RowSets:
     keys: np.ndarray  # (m, dim)
     begin: np.ndarray  # (n,)
     end: np.ndarray  # (n,)
+    # for the sets of an indexed set: each row's entry, and the (entry, member...) table of
+    # the whole family, so that a membership test is one lookup per row
+    owner: np.ndarray | None = None
+    index: SetValue | None = None
 
     @property
     def counts(self) -> np.ndarray:
@@ -141,6 +145,8 @@ class RowSets:
 
     def contains(self, keys: np.ndarray) -> np.ndarray:
         """Whether row r's set holds `keys[r]` (one key tuple per row, (n, dim))."""
+        if self.index is not None:
+            return self.index.position(np.concatenate([self.owner[:, None], keys], axis=1)) >= 0
         rows, members = self.members()
         mine = np.concatenate([rows[:, None], members], axis=1)
         theirs = np.concatenate([np.arange(len(keys), dtype=np.int64)[:, None], keys], axis=1)
