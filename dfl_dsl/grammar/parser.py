@@ -255,7 +255,7 @@ class _ToAst:
         return ast.BoolOp("and", c[0], c[1], pos=_pos(meta))
 
     def not_(self, meta, c):
-        return ast.Not(c[0], pos=_pos(meta))
+        return ast.Not(c[1], pos=_pos(meta))
 
     def comp_op(self, meta, c):
         return str(c[0])
@@ -266,6 +266,10 @@ class _ToAst:
 
     def member(self, meta, c):
         return ast.Member(c[0], c[2], pos=_pos(meta))
+
+    def not_member(self, meta, c):
+        """AMPL's `e not in S`."""
+        return ast.Not(ast.Member(c[0], c[3], pos=_pos(meta)), pos=_pos(meta))
 
     def set_op(self, meta, c):
         return ast.SetOp(str(c[1]), c[0], c[2], pos=_pos(meta))

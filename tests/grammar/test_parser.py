@@ -484,6 +484,11 @@ def test_a_literal_too_large_for_a_float_is_a_located_error(literal):
     ("{(i, j) in A, t in T}", "(setof{(i, j) in A, t in T} (i, j, t))"),
     ('{1, "a"}', '{1, "a"}'),
     ("-Infinity + Infinity", "(+ -inf inf)"),  # AMPL's word for inf
+    ("p not in S", "(not (in p S))"),
+    # an `if` may close a comparison without parentheses, its `else` chaining further `if`s
+    ("f = if k = o then 1 else if k = d then -1 else 0",
+     "(cmp f == (if (cmp k == o) 1 (if (cmp k == d) -1 0)))"),
+    ("a <= b <= if c then 1 else 2", "(cmp a <= b <= (if c 1 2))"),
 ])
 def test_ampl_expression_forms(text, expected) -> None:
     assert sx(body(text)) == expected
