@@ -79,8 +79,8 @@ class SetBinding:
     def _within(self, stmt: ast.SetDecl, the_set: SetValue, frame: Frame, owner) -> None:
         """Every element inside the `within` superset. A product `A * B` is checked column by
         column, never built (NODES * NODES of a 70x70 grid has 24M pairs)."""
-        parents = [self.evaluator.set_of(f, Frame.root() if stmt.index is None else frame)
-                   for f in product_factors(stmt.within)]
+        at = Frame.root() if stmt.index is None else frame
+        parents = [self.evaluator.set_of(f, at) for f in self._factors(stmt.within, at)]
         if not all(isinstance(p, SetValue) for p in parents):
             raise DflError("a `within` set that changes with the index is not supported",
                            stmt.within.pos)
@@ -101,6 +101,17 @@ class SetBinding:
                 f"set `{stmt.name}{owner(row)}`: element {bad!r} is not within the declared "
                 "superset", stmt.name,
                 hint=text_or_number(bad if isinstance(bad, tuple) else (bad,), parents))
+
+    def _factors(self, node: ast.Expr, frame: Frame) -> list[ast.Expr]:
+        """The factors of a `within` product: `A * B`, `A cross B`, AMPL's `{A, B}`."""
+        factors = []
+        for factor in product_factors(node):
+            if isinstance(factor, ast.SetLiteral) and factor.elements and (
+                    self.evaluator.value(factor.elements[0], frame).kind == "set"):
+                factors += [f for e in factor.elements for f in self._factors(e, frame)]
+            else:
+                factors.append(factor)
+        return factors
 
     def _Check(self, stmt: ast.Check) -> None:
         """A failed check is a data error at the check, naming the index where it fails."""

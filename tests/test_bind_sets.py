@@ -123,6 +123,16 @@ def test_within_a_cross_product_is_checked_factor_by_factor(monkeypatch) -> None
     with pytest.raises(DataError, match=r"element \(5, 40\) is not within"):
         bind("set NODES; set ARCS within NODES cross NODES;",
              {"NODES": nodes, "ARCS": [[0, 39], [5, 40]]})
+    inst = bind("set NODES; set ARCS within {NODES, NODES};",  # AMPL's `{A, B}`, the same
+                {"NODES": nodes, "ARCS": [[0, 39], [5, 6]]})
+    assert inst.sets["ARCS"].n == 2
+
+
+def test_a_literal_of_sets_is_their_product() -> None:
+    inst = bind("set ORIG; set DEST; set ALL = {ORIG, DEST};\n"
+                "param n = card({ORIG, DEST, {1, 2}});", {"ORIG": ["a", "b"], "DEST": [7]})
+    assert inst.sets["ALL"].elements() == [("a", 7), ("b", 7)]
+    assert inst.entity("n").array() == 4
 
 
 def test_a_set_default_fills_what_the_data_leaves_out() -> None:

@@ -412,6 +412,8 @@ class ExpressionRules:
         return Info(kind="set", set_dim=1, integer=True, sign=lo.sign)
 
     def _e_SetLiteral(self, node: ast.SetLiteral, scope: Scope) -> Info:
+        if node.elements and self.expr(node.elements[0], scope).kind == "set":
+            return self._set_product(node, scope)  # AMPL's `{ORIG, DEST}`
         for element in node.elements:
             info = self.expr(element, scope)
             if not info.is_data or info.kind not in ("num", "elem") or info.shape != ():

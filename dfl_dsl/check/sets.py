@@ -73,6 +73,19 @@ class SetRules:
         self.infos[id(node.body)] = Info(kind="elem")
         return Info(kind="set", set_dim=len(parts), integer=integer)
 
+    def _set_product(self, node: ast.SetLiteral, scope: Scope) -> Info:
+        """AMPL's `{A, B}` of sets: the index's product, as `A cross B`."""
+        infos = [self.expr(e, scope) for e in node.elements]
+        for element, info in zip(node.elements, infos, strict=True):
+            if info.kind != "set":
+                raise DflError(f"`{{A, B}}` of sets is their product, but this is "
+                               f"{describe(info)}", element.pos,
+                               hint="a set literal lists elements, or sets (a product), "
+                                    "not both")
+        dims = [i.set_dim for i in infos]
+        return Info(kind="set", set_dim=None if None in dims else sum(dims),
+                    integer=all(i.integer for i in infos))
+
     def _e_Tuple(self, node: ast.Tuple, scope: Scope) -> Info:
         raise DflError("a tuple `(a, b)` can't be used here", node.pos,
                        hint="tuples are the body of `setof{...} (i, j)` and the left of "

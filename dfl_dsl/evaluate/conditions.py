@@ -161,6 +161,11 @@ class ConditionRules:
         return Val(RowRanges(lo_arr, hi_arr), True, (), "set")
 
     def _v_SetLiteral(self, node: ast.SetLiteral, frame: Frame) -> Val:
+        if node.elements and self.value(node.elements[0], frame).kind == "set":
+            product = self.set_of(node.elements[0], frame)  # AMPL's `{ORIG, DEST}`
+            for element in node.elements[1:]:
+                product = cross(product, self.set_of(element, frame))
+            return Val(product, kind="set")
         keys = []
         for element in node.elements:
             v = self.value(element, frame)
