@@ -59,6 +59,9 @@ class StatementRules:
                 raise DflError(f"a param's {what} must be computed from data only", part.pos)
             if info.kind == "set":
                 raise DflError(f"a param's {what} must be a number, not a set", part.pos)
+            if info.kind == "bool":  # `default 1 >= 0`: the check was read into the value
+                raise DflError(f"a param's {what} must be a number, not a condition", part.pos,
+                               hint="a check after a value needs a comma: `default 1, >= 0`")
             if stmt.index is None or isinstance(stmt.index, ast.ShapeIndex):
                 want = shape if stmt.index is not None else ()
                 if what == "value" and len(info.shape) != len(want) and info.shape != ():

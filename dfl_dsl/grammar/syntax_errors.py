@@ -27,6 +27,9 @@ KEYWORDS = frozenset(
     "predicted uncertain psd default sum if then else and or not stiefel max min union diff "
     "inter inf symmetric subj check cross setof ordered circular dimen symbolic Infinity".split()
 )
+# words that start a param's attribute (after a value they need a comma before them)
+PARAM_ATTRIBUTES = frozenset("default int integer binary symbolic predicted uncertain psd "
+                             "symmetric in".split())
 OPENERS = {"(": ")", "[": "]", "{": "}"}
 CLOSERS = {v: k for k, v in OPENERS.items()}
 # Statements start with these; none of them can continue an expression.
@@ -187,6 +190,9 @@ def _slip(ctx: Context) -> str | None:
         return "write `=`, not `:=`"
     if token.type == "NAME" and word.lower() in ("st", "subjectto", "subject_to", "s_t"):
         return "a constraint starts with `subject to` or `s.t.`"
+    if "COMMA" in ctx.expected and word in PARAM_ATTRIBUTES and ctx.statement and (
+            str(ctx.statement[0]) == "param"):
+        return "after a value (`= e`, `default e`), the next attribute follows a comma"
     misspelled = ctx.misspelled()  # `minimise`, `binery`, `predicte`
     if misspelled is not None:
         return misspelled

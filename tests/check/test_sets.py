@@ -57,6 +57,9 @@ def test_setof_cross_and_set_literals_of_sets_give_the_tuple_width() -> None:
     ("set I; var x{I}; set S = setof{i in I} x[i];", "`setof` collects elements", 40, None),
     ("param a; param b = (1, 2) + a;", "a tuple `(a, b)` can't be used here", 20,
      "tuples are the body of `setof"),
+    # a check after a value without the comma is read into the value
+    ("param p default 1 >= 0;", "a param's default must be a number, not a condition", 17,
+     "`default 1, >= 0`"),
     # checks
     ("var x; check: x >= 0;", "a check tests data, not variables", 15, None),
     ("param a; check: a + 1;", "a check needs a condition, got a scalar", 17,
