@@ -31,7 +31,8 @@ class SetFamily:
     def members(self, pos: np.ndarray, framed: bool) -> SetValue | RowSets:
         """The member sets at entry positions `pos` (one per frame row, or one in all)."""
         if framed:
-            return RowSets(self.keys, self.starts[pos], self.starts[pos + 1], pos, self.index)
+            return RowSets(self.keys, self.starts[pos], self.starts[pos + 1], pos, self.index,
+                           self.circular)
         p = int(pos[0])
         return SetValue(self.keys[self.starts[p] : self.starts[p + 1]], circular=self.circular)
 

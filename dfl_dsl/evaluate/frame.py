@@ -126,6 +126,7 @@ class RowSets:
     # the whole family, so that a membership test is one lookup per row
     owner: np.ndarray | None = None
     index: SetValue | None = None
+    circular: bool = False  # `next`/`prev` wrap around
 
     @property
     def counts(self) -> np.ndarray:
@@ -145,12 +146,19 @@ class RowSets:
 
     def contains(self, keys: np.ndarray) -> np.ndarray:
         """Whether row r's set holds `keys[r]` (one key tuple per row, (n, dim))."""
-        if self.index is not None:
-            return self.index.position(np.concatenate([self.owner[:, None], keys], axis=1)) >= 0
+        return self.locate(keys) >= 0
+
+    def locate(self, keys: np.ndarray) -> np.ndarray:
+        """Where `keys[r]` sits in row r's set, from 0 (-1: not in it)."""
+        if self.index is not None:  # the index's rows are the table's: row - begin
+            at = self.index.position(np.concatenate([self.owner[:, None], keys], axis=1))
+            return np.where(at >= 0, at - self.begin, -1)
         rows, members = self.members()
         mine = np.concatenate([rows[:, None], members], axis=1)
         theirs = np.concatenate([np.arange(len(keys), dtype=np.int64)[:, None], keys], axis=1)
-        return SetValue(mine).position(theirs) >= 0
+        at = SetValue(mine).position(theirs)  # members() lists row r's from its offset on
+        offsets = np.cumsum(self.counts) - self.counts
+        return np.where(at >= 0, at - offsets, -1)
 
 
 SetEvaluator = Callable[[object, Frame], "SetValue | RowRanges"]
