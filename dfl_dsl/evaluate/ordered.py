@@ -3,7 +3,8 @@
 Every set keeps the order its data or definition gives, so these work on any set (AMPL asks
 for `ordered` sets; declaring one so is accepted). Each is vectorized over a frame's rows: a
 position lookup in the set, arithmetic on positions, a gather of keys. `next` and `prev` past
-either end are errors, as in AMPL, except on a `circular` set, where they wrap around.
+either end are errors, as in AMPL, except on a `circular` set, where they wrap around (as
+`nextw` and `prevw` do on any set); `ord0` is 0 for an element not in the set.
 """
 
 from __future__ import annotations
@@ -36,7 +37,13 @@ SET_FUNCTIONS = {
                         "an element, its set and a step: `next(e, S)`, `next(e, S, k)`"),
     "prev": SetFunction(1, 3, ("elem", "set", "num"), "elem",
                         "an element, its set and a step: `prev(e, S)`, `prev(e, S, k)`"),
+    "nextw": SetFunction(1, 3, ("elem", "set", "num"), "elem",
+                         "an element, its set and a step: `nextw(e, S)` (wraps around)"),
+    "prevw": SetFunction(1, 3, ("elem", "set", "num"), "elem",
+                         "an element, its set and a step: `prevw(e, S)` (wraps around)"),
     "ord": SetFunction(1, 2, ("elem", "set"), "num", "an element and its set: `ord(e, S)`"),
+    "ord0": SetFunction(1, 2, ("elem", "set"), "num",
+                        "an element and a set: `ord0(e, S)` (0 when not in it)"),
     "member": SetFunction(2, 2, ("num", "set"), "elem",
                           "a position and a set: `member(k, S)` (k from 1)"),
 }
@@ -76,6 +83,9 @@ class OrderedRules:
         size = frame.n if framed else 1
         flat = np.broadcast_to(np.atleast_1d(keys).ravel(), (size,))
         order = _Order.of(the_set, flat, name)
+        if name == "ord0":
+            out = order.pos + 1
+            return Val(out if framed else out.reshape(()), framed, ())
         if np.any(order.pos < 0):
             bad = _first(flat, order.pos < 0)
             raise EvalError(f"`{name}`: {element_of(bad)!r} is not in the set")
@@ -85,13 +95,13 @@ class OrderedRules:
         moves = np.broadcast_to(aligned_array(step, framed, 0, frame.n), (size,))
         if np.any(moves != np.round(moves)):
             raise EvalError(f"`{name}`'s step must be a whole number")
-        sign = 1 if name == "next" else -1
+        sign = 1 if name.startswith("next") else -1
         moved = order.pos + sign * moves.astype(np.int64)
-        if order.circular:
+        if order.circular or name.endswith("w"):  # `nextw`/`prevw` wrap on any set
             moved = moved % np.maximum(order.n, 1)
         out = (moved < 0) | (moved >= order.n)
         if np.any(out):
-            end = "last" if name == "next" else "first"
+            end = "last" if sign > 0 else "first"
             raise EvalError(f"`{name}` goes past the {end} element of the set, from "
                             f"{element_of(_first(flat, out))!r}",
                             f"exclude it with a condition, e.g. `{{t in T: t <> {end}(T)}}`,"

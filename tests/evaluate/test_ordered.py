@@ -79,6 +79,15 @@ def test_a_circular_set_wraps_around() -> None:
     assert elements(inst, "p") == ["apr", "jan", "feb", "mar"]
 
 
+def test_nextw_prevw_wrap_and_ord0_is_zero_outside() -> None:
+    inst = bind("set W;\nparam n{w in W} symbolic = nextw(w, W);\n"
+                "param p{w in W} symbolic = prevw(w, W, 2);\n"
+                'param z = ord0("may", W) + 10 * ord0("feb", W);', WEEKS)
+    assert elements(inst, "n") == ["feb", "mar", "apr", "jan"]
+    assert elements(inst, "p") == ["mar", "apr", "jan", "feb"]
+    assert inst.entity("z").array() == 20
+
+
 def test_card_of_sets_that_change_with_the_index() -> None:
     inst = bind("param T; set H = 1..T;\nparam c{t in H} = card(t..T);\n"
                 "param d{t in H} = card(setof{u in H : u <= t} u);", {"T": 3})
