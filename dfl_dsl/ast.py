@@ -147,7 +147,7 @@ class SetLiteral(Expr):
 
 @dataclass(frozen=True, eq=False)
 class SetOp(Expr):
-    op: str  # "union" | "diff" | "inter"
+    op: str  # "union" | "diff" | "symdiff" | "inter"
     left: Expr
     right: Expr
 

@@ -143,3 +143,8 @@ def test_a_set_default_fills_what_the_data_leaves_out() -> None:
     assert members(inst, "S") == [[7], [4, 5], [7]]
     assert members(inst, "R") == [[1], [1, 2], []]  # an entry given empty stays empty
     assert members(bind("set I; set S{I} default {};", {"I": [1]}), "S") == [[]]
+
+
+def test_symdiff_is_in_one_but_not_both() -> None:
+    inst = bind("set A; set B; set C = A symdiff B;", {"A": [1, 2, 3], "B": [4, 2]})
+    assert inst.sets["C"].elements() == [1, 3, 4]

@@ -432,7 +432,7 @@ class ExpressionRules:
                 f"`{node.op}` of sets of {left.set_dim}-tuples and {right.set_dim}-tuples",
                 node.pos,
             )
-        integer = left.integer and (right.integer or node.op != "union")
+        integer = left.integer and (right.integer or node.op not in ("union", "symdiff"))
         return Info(kind="set", set_dim=left.set_dim or right.set_dim, integer=integer)
 
     def _number(self, node: ast.Expr, scope: Scope) -> Info:

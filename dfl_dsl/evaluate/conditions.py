@@ -200,6 +200,10 @@ class ConditionRules:
             return Val(SetValue(keys[keep]), kind="set")
         inside = right.position(left.keys) >= 0
         keep = inside if node.op == "inter" else ~inside
+        if node.op == "symdiff":  # in one but not both: left's, then right's, in order
+            theirs = ~(left.position(right.keys) >= 0)
+            return Val(SetValue(np.concatenate([left.keys[keep], right.keys[theirs]])),
+                       kind="set")
         return Val(SetValue(left.keys[keep]), kind="set")
 
 

@@ -474,6 +474,7 @@ def test_a_literal_too_large_for_a_float_is_a_located_error(literal):
     ("A cross B", "(cross A B)"),
     ("A cross B union C", "(union (cross A B) C)"),  # `cross` binds tighter than `union`
     ("A inter B cross C", "(inter A (cross B C))"),
+    ("A symdiff B inter C", "(symdiff A (inter B C))"),
     ("setof{(i, j) in A} (j, i)", "(setof{(i, j) in A} (j, i))"),
     ("setof{i in I : i > 1} i", "(setof{i in I : (cmp i > 1)} i)"),
     ("(j, i) in PAIRS", "(in (j, i) PAIRS)"),
