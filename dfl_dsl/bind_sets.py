@@ -121,12 +121,12 @@ class SetBinding:
         if not failed.any():
             return
         row = int(np.nonzero(failed)[0][0])
-        names = [n for n in frame.names()]
+        names = frame.names()  # the index's dummies (and its unnamed components)
         where = format_key([frame.get(n).keys[row] for n in names]) if names else ""
         more = int(failed.sum()) - 1
-        text = self.model.source.splitlines()[stmt.cond.pos.line - 1] if \
-            stmt.cond.pos.line == stmt.cond.pos.end_line else ""
-        cond = text[stmt.cond.pos.column - 1 : stmt.cond.pos.end_column - 1]
+        pos = stmt.cond.pos  # the condition as written, when it fits on one line
+        line = self.model.source.splitlines()[pos.line - 1] if pos.line == pos.end_line else ""
+        cond = line[pos.column - 1 : pos.end_column - 1]
         raise DataError(
             f"{stmt.title} fails" + (f" for {where}" if where else "")
             + (f" ({more} more too)" if more else "") + (f": `{cond}`" if cond else ""),
