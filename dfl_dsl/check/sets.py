@@ -17,7 +17,7 @@ class SetRules:
 
     # ------------------------------------------------------------------ statements
     def _SetDecl(self, stmt: ast.SetDecl) -> None:
-        scope, arity = ({}, 0) if stmt.index is None else self._set_family(stmt.index)
+        scope, arity, _ = self._domain(stmt.index)  # `set S{I}`: its dummies, S[...]'s arity
         dim, integer = stmt.dimen, False  # a set of tuples says so (`within A * B`, `dimen 2`)
         for part in (stmt.within, stmt.value, stmt.default):
             if part is None:
@@ -38,15 +38,6 @@ class SetRules:
             integer = integer or info.integer
         self.symbols[stmt.name] = SetSymbol(stmt.name, stmt, "set", dim=dim or 1,
                                             integer=integer, index=stmt.index, arity=arity)
-
-    def _set_family(self, index: ast.SetIndex) -> tuple[Scope, int | None]:
-        """`set S{I}`: the dummies its `=`/`within` may use, and the subscripts S[...] takes."""
-        scope = self.index(index, {})
-        arity: int | None = 0
-        for item in index.items:
-            width = len(item.names) if item.names else self.info(item.set).set_dim
-            arity = None if arity is None or width is None else arity + width
-        return scope, arity
 
     def _Check(self, stmt: ast.Check) -> None:
         scope = self.index(stmt.index, {}) if stmt.index is not None else {}
