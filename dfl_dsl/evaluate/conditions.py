@@ -186,6 +186,9 @@ class ConditionRules:
     def _v_SetOp(self, node: ast.SetOp, frame: Frame) -> Val:
         left = self.set_of(node.left, frame)
         right = self.set_of(node.right, frame)
+        if isinstance(left, RowSets) and isinstance(right, SetValue) and node.op in (
+                "diff", "inter") and left.dim == right.dim:  # `S[i] diff T`: each row's
+            return Val(left.keep(right, inside=node.op == "inter"), True, (), "set")
         if not isinstance(left, SetValue) or not isinstance(right, SetValue):
             raise DflError(
                 f"`{node.op}` of sets that depend on dummies is not supported", node.pos
