@@ -148,3 +148,15 @@ def test_a_set_default_fills_what_the_data_leaves_out() -> None:
 def test_symdiff_is_in_one_but_not_both() -> None:
     inst = bind("set A; set B; set C = A symdiff B;", {"A": [1, 2, 3], "B": [4, 2]})
     assert inst.sets["C"].elements() == [1, 3, 4]
+
+
+def test_bad_family_data_exits_2_from_the_cli_at_its_line(tmp_path, capsys) -> None:
+    from dfl_dsl.cli import main
+    model = tmp_path / "m.opt"
+    model.write_text(FAMILY + "var x{T} >= 0; minimize z: sum{i in I, j in S[i]} x[j];\n")
+    data = tmp_path / "d.json"
+    data.write_text('{"I": ["a"], "T": [1, 2],\n "S": {"a": [1, 9]}}\n')
+    assert main(["solve", str(model), "--data", str(data)]) == 2
+    err = capsys.readouterr().err
+    assert "d.json:2:2: error: set `S[a]`: element 9 is not within" in err
+    assert "Traceback" not in err
