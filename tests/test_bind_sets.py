@@ -160,3 +160,12 @@ def test_bad_family_data_exits_2_from_the_cli_at_its_line(tmp_path, capsys) -> N
     err = capsys.readouterr().err
     assert "d.json:2:2: error: set `S[a]`: element 9 is not within" in err
     assert "Traceback" not in err
+
+
+def test_colon_equals_is_a_default_the_data_may_replace() -> None:
+    model = "set I; param c{I} := 3; param t := card(I); set J := {1, 2};"
+    inst = bind(model, {"I": [1, 2], "c": {"2": 7}})
+    assert inst.entity("c").array().tolist() == [3, 7] and inst.entity("t").array() == 2
+    assert inst.sets["J"].elements() == [1, 2]
+    inst = bind(model, {"I": [1], "t": 9, "J": [5]})
+    assert inst.entity("t").array() == 9 and inst.sets["J"].elements() == [5]

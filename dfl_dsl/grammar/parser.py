@@ -154,7 +154,8 @@ class _ToAst:
         return ast.ParamCheck(op, operand, pos=_pos(meta))
 
     def param_value(self, meta, c):
-        return ("default" if str(c[0]) == "default" else "value", c[1], _pos(c[0]))
+        kind = "value" if str(c[0]) == "=" else "default"  # (`:=`: the data may replace it)
+        return (kind, c[1], _pos(c[0]))
 
     def param_attrs(self, meta, c):
         return [x for part in c for x in (part if isinstance(part, list) else [part])]

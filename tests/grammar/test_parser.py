@@ -516,6 +516,12 @@ def test_a_param_value_ends_at_a_comma() -> None:
         parse("param p = 1, default 2;")
 
 
+def test_ampl_colon_equals_is_a_value_the_data_may_replace() -> None:
+    (p, s) = parse("param t{I} := 2 * n;\nset J := 1..3;").statements
+    assert p.value is None and sx(p.default) == "(* 2 n)"
+    assert s.value is None and sx(s.default) == "(.. 1 3)"
+
+
 def test_var_attributes_separated_by_commas() -> None:
     (decl,) = parse("var x{J} >= 0, <= 10, integer;").statements
     assert [a.kind for a in decl.attrs] == [">=", "<=", "integer"] and decl.domain == "integer"
