@@ -94,6 +94,11 @@ class Compare(Expr):
 
     ops: tuple[str, ...]
     operands: tuple[Expr, ...]
+    written: tuple[str, ...] = ()  # the ops as written where AMPL's `=`/`<>` stand for them
+
+    def spelled(self, k: int) -> str:
+        """Op k as the user wrote it (for messages)."""
+        return self.written[k] if self.written else self.ops[k]
 
 
 @dataclass(frozen=True, eq=False)

@@ -262,8 +262,9 @@ class _ToAst:
         return str(c[0])
 
     def compare(self, meta, c):
-        ops = tuple(_SAME_OP.get(op, op) for op in c[1::2])
-        return ast.Compare(ops, tuple(c[0::2]), pos=_pos(meta))
+        written = tuple(c[1::2])
+        ops = tuple(_SAME_OP.get(op, op) for op in written)
+        return ast.Compare(ops, tuple(c[0::2]), written if written != ops else (), pos=_pos(meta))
 
     def member(self, meta, c):
         return ast.Member(c[0], c[2], pos=_pos(meta))
