@@ -258,24 +258,38 @@ class TableReader:
 
 
     def _short(self, name: str, idx: list[int], width: int, keys: int, what: str):
-        """The error for tokens that are not whole rows (entries): at the first line whose
-        count is off, when rows are one per line; else at the leftover tokens."""
-        t = self.t
-        values = width - keys
+        """The error for tokens that are not whole rows (entries). A table's rows are one per
+        line: the first line whose count is off. A list's first value that is no number (a
+        value left out moves the words after it); else its first line with a count that is
+        off, else the leftover words."""
+        if what == "entry":
+            for g in range(0, len(idx) - width + 1, width):
+                for j in idx[g + keys : g + width]:
+                    self._number(name, self.t[j], j, [element(self.t[i])
+                                                      for i in idx[g : g + keys]])
+        error = self._odd_line(name, idx, width, keys, what)
+        if error is not None:
+            return error
+        rest = idx[len(idx) - len(idx) % width :]
+        return self._entry_short(name, [self.t[j] for j in rest], keys, width - keys, rest[0])
+
+    def _odd_line(self, name: str, idx: list[int], width: int, keys: int, what: str):
         lines = [self.tk.line(j) for j in idx]
         counts = Counter(lines)
-        for j, line in zip(idx, lines, strict=True):
-            if counts[line] % width:
-                on_line = [t[i] for i, li in zip(idx, lines, strict=True) if li == line]
-                label = _shown([element(w) for w in on_line[:keys]])
-                if what == "row":
-                    return self.tk.error(
-                        f"param `{name}`: row {label} has {len(on_line) - keys} values, but the "
-                        f"table has {values} columns", j,
-                        hint="write `.` for an entry without a value")
-                return self._entry_short(name, on_line, keys, values, j)
-        rest = [t[j] for j in idx[len(idx) - len(idx) % width :]]
-        return self._entry_short(name, rest, keys, values, idx[len(idx) - len(rest)])
+        bad = next((line for line in lines if counts[line] % width), None)
+        if bad is None:
+            return None
+        on_line = [i for i, li in zip(idx, lines, strict=True) if li == bad]
+        words = [self.t[i] for i in on_line]
+        if what == "row" and len(words) < 2 * width:
+            have = len(words) - keys
+            return self.tk.error(
+                f"param `{name}`: row {_label(words[:keys])} has {have} value"
+                f"{'s' if have != 1 else ''}, but the table has {width - keys} columns",
+                on_line[0], hint="write `.` for an entry without a value")
+        rest = len(words) % width if len(words) > width else len(words)
+        return self._entry_short(name, words[len(words) - rest :], keys, width - keys,
+                                 on_line[len(words) - rest])
 
     def _entry_short(self, name: str, words: list[str], keys: int, values: int, k: int):
         if len(words) == keys:
@@ -307,6 +321,10 @@ def _fill(template: list, keys: list) -> list:
     """A template's `*`s filled by `keys`, in order."""
     it = iter(keys)
     return [next(it) if slot is None else slot for slot in template]
+
+
+def _label(words: list[str]) -> str:
+    return " ".join(words) if len(words) == 1 else _shown([element(w) for w in words])
 
 
 def _shown(keys: list) -> str:

@@ -75,9 +75,11 @@ def _root() -> None:
     """dfl-dsl: decision-focused learning from a .opt model."""
 
 
-ModelArg = Annotated[Path, typer.Argument(help="The model file (.opt).", show_default=False)]
+ModelArg = Annotated[Path, typer.Argument(help="The model file (.opt or AMPL .mod).",
+                                          show_default=False)]
 DataOpt = Annotated[
-    Path | None, typer.Option("--data", "-d", help="Instance data (.json, .yaml or .npz).")
+    Path | None, typer.Option("--data", "-d", help="Instance data (.json, .yaml, .npz or AMPL "
+                              ".dat); over the model file's own `data;` part, name by name.")
 ]
 
 
@@ -154,7 +156,7 @@ def check(model: ModelArg, data: DataOpt = None) -> None:
     from .model import load
 
     m = load(model)
-    inst = m.bind(data) if data is not None else None
+    inst = m.bind(data) if data is not None or m.data is not None else None
     if inst is not None:
         inst.compile()  # evaluates every expression against the data
     report(m, inst, out())
@@ -455,6 +457,9 @@ def train_solver(
         print(json.dumps(result))
     else:
         out().print(f"saved the policy to {save}")
+
+
+from . import cli_data  # noqa: E402, F401  (registers `dfl data`)
 
 
 def main(argv: list[str] | None = None) -> int:
