@@ -210,15 +210,19 @@ class _Reader(TableReader):
         """Members written one after another: elements, tuples in parentheses, or templates
         `(a, *)` whose `*`s the elements after them fill."""
         t = self.t
-        out: list = []
-        where: list[int] = []
-        template = None
         what = f"set `{name}`"
+        paren = self._stop(k, end, "(")
+        if paren == end and (dim or 1) == 1:  # plain elements: checked in one pass
+            where = self._words(k, end, what)
+            out = [element(t[j]) for j in where]
+            self._unique_members(name, out, where)
+            return out
+        out, where = [], []
+        template = None
         while k < end:
             if t[k] == ",":
                 k += 1
-                continue
-            if t[k] == "(":
+            elif t[k] == "(":
                 close = self._close(k, end, ")")
                 parts = self._words(k + 1, close, what, star=True)
                 if any(t[j] == "*" for j in parts):
@@ -229,17 +233,18 @@ class _Reader(TableReader):
                     out.append([element(t[j]) for j in parts])
                     where.append(k)
                 k = close + 1
-                continue
-            free = template.count(None) if template else (dim or 1)
-            dim = dim or 1
-            group = self._words(k, min(self._stop(k, end, "("), k + free), what)
-            if len(group) < free:
-                raise self.tk.error(f"{what}: a member has {len(group)} of its {free} "
-                                    "components", k)
-            keys = [element(t[j]) for j in group]
-            out.append(_fill(template, keys) if template else keys if dim > 1 else keys[0])
-            where.append(k)
-            k = group[-1] + 1
+                paren = self._stop(k, end, "(")
+            else:
+                free = template.count(None) if template else (dim or 1)
+                dim = dim or 1
+                group = self._words(k, min(paren, k + free), what)
+                if len(group) < free:
+                    raise self.tk.error(f"{what}: a member has {len(group)} of its {free} "
+                                        "components", k)
+                keys = [element(t[j]) for j in group]
+                out.append(_fill(template, keys) if template else keys if dim > 1 else keys[0])
+                where.append(k)
+                k = group[-1] + 1
         self._unique_members(name, out, where)
         return out
 

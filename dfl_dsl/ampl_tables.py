@@ -14,6 +14,7 @@ import numpy as np
 
 from .ampl_tokens import MISSING, Tokens, element, is_number, is_word, value
 
+_PUNCTUATION = frozenset(":= : ; , ( ) [ ]".split())
 _NUMERIC_TEXT = re.compile(r"[0-9eE+\-. ]*")
 
 
@@ -37,7 +38,16 @@ class TableReader:
     def _words(self, k: int, end: int, what: str, star: bool = False,
                dots: bool = False) -> list[int]:
         """Token indices of the elements in `k`..`end` (commas between them skipped; `*` in
-        a template, `.` among values)."""
+        a template, `.` among values). Checked once per distinct word: a table's rows repeat
+        their values."""
+        words = self.t[k:end]
+        if self.tk.plain:  # bare words and punctuation only: look for the punctuation
+            if _PUNCTUATION.isdisjoint(words) and (dots or MISSING not in words) and (
+                    star or "*" not in words):
+                return list(range(k, end))
+        elif all((is_word(w) or star and w == "*") and (w != MISSING or dots)
+                 for w in set(words)) and "," not in words:
+            return list(range(k, end))
         out = []
         for j in range(k, end):
             word = self.t[j]

@@ -21,6 +21,11 @@ _TOKEN = re.compile(
     r"|[A-Za-z0-9_.+\-]+|\S",
     re.S,
 )
+# text of bare words, whitespace and punctuation only (no quote, comment or stray character):
+# then `str.split` gives the tokens `_TOKEN` would, several times faster
+_NOT_PLAIN = re.compile(r"[^A-Za-z0-9_.+\-\s:;,()\[\]*=]")
+_SPACED = re.compile(r"(:=|[:;,()\[\]*])")
+_WORD = re.compile(r"[A-Za-z0-9_.+\-]+|'(?:[^'\n]|'')*'|\"(?:[^\"\n]|\"\")*\"")
 _INT = re.compile(r"[+-]?\d+")
 _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 _NAME = re.compile(r"[A-Za-z_]\w*")
@@ -36,7 +41,10 @@ class Tokens:
         self.text = text
         self.filename = filename
         self.start = start
-        found = _TOKEN.findall(text, start)
+        found = _split(text, start)
+        self.plain = found is not None  # every token a bare word or punctuation
+        if found is None:
+            found = _TOKEN.findall(text, start)
         if "#" in text or "/*" in text:
             if any(t.startswith("/*") and (len(t) < 4 or not t.endswith("*/")) for t in found):
                 self._unclosed_comment()
@@ -136,5 +144,11 @@ def is_name(token: str) -> bool:
 
 def is_word(token: str) -> bool:
     """An element or value token (not punctuation, not a stray character)."""
-    return token not in PUNCTUATION and (token[0] in "'\"" and len(token) > 1
-                                         or token[0].isalnum() or token[0] in "_.+-")
+    return _WORD.fullmatch(token) is not None
+
+
+def _split(text: str, start: int) -> list[str] | None:
+    """The tokens of plain text (None: it has quotes, comments or stray characters)."""
+    if _NOT_PLAIN.search(text, start) or text.count("=", start) != text.count(":=", start):
+        return None
+    return _SPACED.sub(r" \1 ", text[start:]).split()

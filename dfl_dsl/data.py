@@ -387,16 +387,23 @@ def _walk_sparse(source, name, raw, table: SetValue, arity, out_pos, out_val, el
         _walk_sparse(source, name, item, table, arity, out_pos, out_val, elem, path + [element])
 
 
-def _json_keys(keys, comp: SetValue):
-    """JSON object keys are strings; map "3" to 3 when the set holds integers."""
+_DIGITS_LINE = re.compile(r"^\s*-?\d+\s*$", re.MULTILINE)
+
+
+def _json_keys(keys, comp: SetValue) -> list:
+    """JSON object keys are strings; map "3" to 3 when the set holds integers. (One regex
+    search over all the keys first: most hold no number, and a .dat row has thousands.)"""
+    keys = list(keys)
+    texts = [key for key in keys if type(key) is str]
+    if not texts or not _DIGITS_LINE.search("\n".join(texts)):
+        return keys
     integer = comp.integer
-    for key in keys:
-        if isinstance(key, str) and re.fullmatch(r"-?\d+", key.strip()) and (
+    return [
+        int(key) if isinstance(key, str) and re.fullmatch(r"-?\d+", key.strip()) and (
             integer or comp.position(np.array([key_of(key)]))[0] < 0  # not the text "3" itself
-        ):
-            yield int(key)
-        else:
-            yield key
+        ) else key
+        for key in keys
+    ]
 
 
 def _entry_values(source: DataSource, name: str, raw: list, elem: bool,
