@@ -52,10 +52,7 @@ def model_schema(model) -> Schema:
         elif symbol.kind == "param":
             if getattr(symbol, "arity", None) is not None:
                 dims[symbol.name] = symbol.arity
-            decl = symbol.decl
-            if getattr(decl, "element_set", None) is None and "symbolic" not in getattr(
-                decl, "kinds", ()
-            ):
+            if not symbol.decl.is_element:
                 numeric.add(symbol.name)
     return Schema(dims, frozenset(numeric))
 
