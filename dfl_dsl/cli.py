@@ -17,6 +17,7 @@ from typing import Annotated
 import typer
 
 from .backends.declarations import backend_help, option_help
+from .cli_data import data_command
 from .errors import DataWarning, DflError, InfeasibleError
 
 
@@ -459,7 +460,7 @@ def train_solver(
         out().print(f"saved the policy to {save}")
 
 
-from . import cli_data  # noqa: E402, F401  (registers `dfl data`)
+app.command("data")(guarded(data_command))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,4 +1,6 @@
-"""`dfl data`: convert a data file (AMPL .dat) to JSON or YAML (see `data_convert`)."""
+"""`dfl data`: convert a data file (AMPL .dat) to JSON or YAML (see `data_convert`). cli.py
+registers it (this module imports nothing of cli's: `python -m dfl_dsl.cli` runs cli as
+`__main__`, and an import of `.cli` here would register it on a second copy)."""
 
 from __future__ import annotations
 
@@ -8,11 +10,7 @@ from typing import Annotated
 
 import typer
 
-from .cli import app, guarded
 
-
-@app.command("data")
-@guarded
 def data_command(
     data_file: Annotated[Path, typer.Argument(help="An AMPL .dat file, or a model file with a "
                                               "`data;` part.", show_default=False)],

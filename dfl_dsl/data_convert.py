@@ -44,7 +44,9 @@ def convert(data: Path, to: str, model_path: Path | None = None) -> str:
         import yaml
 
         return yaml.safe_dump(values, sort_keys=False, allow_unicode=True)
-    return json.dumps(values, indent=1, ensure_ascii=False) + "\n"
+    lines = (f" {json.dumps(k, ensure_ascii=False)}: {json.dumps(v, ensure_ascii=False)}"
+             for k, v in values.items())  # one line per name: readable, and errors locate it
+    return "{\n" + ",\n".join(lines) + "\n}\n"
 
 
 def _expanded(source: DataSource, model) -> dict[str, Any]:
