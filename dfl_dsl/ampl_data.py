@@ -276,10 +276,13 @@ class _Reader(TableReader):
         elif k < end and t[k] not in (":", "(", "["):
             raise self._expected(k, "`:=` or a table", f"param `{name}`")
         arity = self.schema.dims.get(name)
-        if k == end:
-            if default is None and arity != 0:
+        if k == end:  # `param p default 0;`: every entry the default
+            if default is None:
                 raise self.tk.error(f"param `{name}` has no entries", k0 + 1)
-            self._node(name, k0 + 1)
+            if arity == 0 and name not in self.values:
+                self.values[name] = default
+            elif arity != 0:
+                self._node(name, k0 + 1)
         elif arity == 0 or (arity is None and end - k == 1):
             self._scalar(name, k, end)
         else:

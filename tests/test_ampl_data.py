@@ -79,6 +79,10 @@ def test_params_scalars_defaults_and_text():
                        "param s := 'New York' ;\nparam z := -Infinity ;", "t.dat")
     assert source.values == {"T": 4, "d": {"a": 1}, "e": {}, "s": "New York", "z": "-inf"}
     assert source.defaults == {"d": 0, "e": 2}
+    scalar = parse_dat("param n default 3 ;", "t.dat", Schema({"n": 0}))
+    assert scalar.values == {"n": 3}
+    with pytest.raises(DataError, match="param `n` has no entries"):
+        read("param n ;")
 
 
 def test_statement_errors():
