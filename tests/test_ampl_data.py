@@ -152,3 +152,30 @@ def test_tuple_keyed_objects_over_a_dense_domain():
     data["c"]["a"] = 3
     with pytest.raises(DataError, match="a tuple's 2 components take one level each"):
         model.bind(data)
+
+
+def test_broken_files_give_located_errors_only():
+    """Random edits of a valid file (tokens deleted, inserted, replaced): each reads, or fails
+    with a located DataError — never another exception."""
+    import random
+
+    pieces = [":", ":=", ";", ",", "(", ")", "[", "]", "*", ".", "'", "tr", "(tr)", "param",
+              "set", "default", "x", "1", "Infinity", "#", "/*", "\n", "@"]
+    words = TRANSPORT_DAT.replace("\n", " \n ").split(" ")
+    schema = Schema({"cost": 2, "supply": 1, "demand": 1}, frozenset({"cost", "supply"}))
+    rng = random.Random(0)
+    for _ in range(400):
+        edited = list(words)
+        for _ in range(rng.randint(1, 3)):
+            at = rng.randrange(len(edited))
+            choice = rng.random()
+            if choice < 0.4:
+                del edited[at]
+            elif choice < 0.7:
+                edited.insert(at, rng.choice(pieces))
+            else:
+                edited[at] = rng.choice(pieces)
+        try:
+            parse_dat(" ".join(edited), "t.dat", schema)
+        except DataError as exc:
+            assert exc.pos.line >= 1, exc.format()
