@@ -26,7 +26,7 @@ from typing import Any
 from .ampl_tables import TableReader, _fill, _shown
 from .ampl_tokens import MISSING, Tokens, element, is_name, is_word, value
 from .ast import Pos
-from .data import DataSource
+from .data_source import DataSource, read_text
 
 COMMANDS = frozenset("let display solve model option for include printf print reset update drop "
                      "restore fix unfix commands shell objective problem expand write".split())
@@ -81,8 +81,6 @@ class DatSource(DataSource):
 
 def read_dat(path: str | Path, schema: Schema | None = None) -> DatSource:
     """Read the .dat file at `path` (errors: `DataError`, located)."""
-    from .data import read_text
-
     text = read_text(Path(path))
     return parse_dat(text, str(path), schema)
 
