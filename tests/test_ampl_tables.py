@@ -98,3 +98,8 @@ def test_a_big_table_reads_fast():
     got = read(text)["c"]
     assert time.process_time() - start < 5.0
     assert got["i7"]["j9"] == values[7, 9] and len(got) == n and len(got["i999"]) == n
+
+
+def test_several_tables_in_one_statement_and_windows_lines():
+    text = "param c: x y :=\r\n a 1 2\r\n : z :=\r\n a 3\r\n [b, *] x 4 ;\r\n"
+    assert read(text, {"c": 2}) == {"c": {"a": {"x": 1, "y": 2, "z": 3}, "b": {"x": 4}}}
