@@ -76,11 +76,9 @@ def _root() -> None:
     """dfl-dsl: decision-focused learning from a .opt model."""
 
 
-ModelArg = Annotated[Path, typer.Argument(help="The model file (.opt or AMPL .mod).",
-                                          show_default=False)]
+ModelArg = Annotated[Path, typer.Argument(help="The model file (.opt, .mod).", show_default=False)]
 DataOpt = Annotated[
-    Path | None, typer.Option("--data", "-d", help="Instance data (.json, .yaml, .npz or AMPL "
-                              ".dat); over the model file's own `data;` part, name by name.")
+    Path | None, typer.Option("--data", "-d", help="Instance data (.json, .yaml, .npz or .dat).")
 ]
 
 
