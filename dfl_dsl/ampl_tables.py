@@ -127,6 +127,8 @@ class TableReader:
         if len(idx) % width:
             raise self._short(name, idx, width, free, "entry")
         full = all(slot is None for slot in template)
+        if full and self._fast_list(name, node, idx, free):
+            return
         for g in range(0, len(idx), width):
             keys = [element(t[j]) for j in idx[g : g + free]]
             j = idx[g + free]
@@ -135,6 +137,37 @@ class TableReader:
             keys = keys if full else _fill(template, keys)
             self._number(name, t[j], j, keys)
             self._put(name, node, keys, value(t[j]), idx[g])
+
+    def _fast_list(self, name: str, node: dict, idx: list[int], free: int) -> bool:
+        """A list of numbers read column by column: the values in one numpy call, each
+        distinct subscript converted once; False (nothing put) when not every value is a
+        plain number or a subscript repeats in a one-subscript list."""
+        t, width = self.t, free + 1
+        if not idx or idx[-1] + 1 - idx[0] != len(idx):  # (commas in between)
+            return False
+        body = t[idx[0] : idx[-1] + 1]
+        numbers = _numbers(body[free::width])
+        if numbers is None:
+            return False
+        columns = [_elements(body[p::width]) for p in range(free)]
+        if free == 1:
+            if len(set(columns[0])) != len(numbers) or not node.keys().isdisjoint(columns[0]):
+                return False  # (entry by entry: says which is given twice)
+            node.update(zip(columns[0], numbers, strict=True))
+            return True
+        if free > 2:
+            for g, (keys, number) in enumerate(zip(zip(*columns, strict=True), numbers,
+                                                   strict=True)):
+                self._put(name, node, list(keys), number, idx[0] + g * width)
+            return True
+        for g, (a, b, number) in enumerate(zip(*columns, numbers, strict=True)):
+            row = node.get(a)
+            if row is None:
+                row = node[a] = {}
+            elif type(row) is not dict or b in row:  # (says what is wrong)
+                self._put(name, node, [a, b], number, idx[0] + g * width)
+            row[b] = number
+        return True
 
     def several_list(self, params: list[str], set_name: str | None, k: int, end: int) -> None:
         """The body of `param: [SET:] A B := ...`: entries of subscripts and one value per
@@ -325,6 +358,12 @@ def _numbers(cells: list[str]) -> list | None:
                                              np.abs(numbers).max() < 2.0**53):
         return numbers.astype(np.int64).tolist()
     return numbers.tolist()
+
+
+def _elements(words: list[str]) -> list:
+    """`element` of each word, each distinct word converted once."""
+    known = {word: element(word) for word in set(words)}
+    return list(map(known.__getitem__, words))
 
 
 def _fill(template: list, keys: list) -> list:

@@ -75,6 +75,10 @@ def test_missing_value_names_the_entry():
 def test_duplicates():
     err = fails("param c := a 1 b 2 a 3 ;")
     assert "param `c`[a] is given twice" in err.message and err.pos.column == 20
+    err = fails("param c := a x 1 b x 2\n a x 3 ;", {"c": 2})
+    assert "param `c`[a, x] is given twice" in err.message and err.pos.line == 2
+    err = fails("param c := a 1 ;\nparam c := a x 3 ;")
+    assert "different numbers of subscripts" in err.message
     assert "column `x` twice" in fails("param c: x x := a 1 2 ;").message
     assert "row `a` gives entries given before" in fails("param c: x := a 1 a 2 ;").message
     assert "given twice" in fails("param c: x := a 1 ;\nparam c := [a, *] x 2 ;").message
