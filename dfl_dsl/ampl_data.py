@@ -70,13 +70,25 @@ class DatSource(DataSource):
         if key is None or key not in self.named or self.tokens is None:
             return None
         if at is not None:
-            strings = self.tokens.strings
-            for start, end in self.spans.get(key, ()):
-                for k in range(start, end):
-                    word = strings[k]
-                    if is_word(word) and (element(word) == at or value(word) == at):
-                        return self.tokens.pos(k)
+            found = self._find(key, list(at) if isinstance(at, tuple) else [at])
+            if found is not None:
+                return self.tokens.pos(found)
         return self.tokens.pos(self.named[key])
+
+    def _find(self, key: str, wanted: list) -> int | None:
+        """The first token of the words `wanted` (an element, or a tuple's components, with
+        punctuation between them) in the statements that give `key`."""
+        strings = self.tokens.strings
+        for start, end in self.spans.get(key, ()):
+            words = [k for k in range(start, end) if is_word(strings[k])]
+            for n in range(len(words) - len(wanted) + 1):
+                if all(_same(strings[words[n + m]], w) for m, w in enumerate(wanted)):
+                    return words[n]
+        return None
+
+
+def _same(word: str, wanted: Any) -> bool:
+    return element(word) == wanted or value(word) == wanted
 
 
 def read_dat(path: str | Path, schema: Schema | None = None) -> DatSource:

@@ -179,3 +179,13 @@ def test_broken_files_give_located_errors_only():
             parse_dat(" ".join(edited), "t.dat", schema)
         except DataError as exc:
             assert exc.pos.line >= 1, exc.format()
+
+
+def test_a_member_outside_its_superset_is_located(tmp_path):
+    path = tmp_path / "arcs.mod"
+    path.write_text("set NODES;\nset ARCS within NODES * NODES;\nvar f{ARCS} >= 0;\n"
+                    "minimize o: sum{(i, j) in ARCS} f[i, j];\n"
+                    "data;\nset NODES := a b c ;\nset ARCS := (a, b) (b, c)\n   (c, d) ;\n")
+    with pytest.raises(DataError, match=r"element \('c', 'd'\) is not within") as info:
+        dfl.load(path).bind()
+    assert (info.value.pos.line, info.value.pos.column) == (8, 5)
