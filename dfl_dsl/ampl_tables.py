@@ -99,23 +99,19 @@ class TableReader:
                                 "entry its value, or `.` for none")
 
     def _guess_arity(self, idx: list[int], values: int) -> int:
-        """Subscripts per entry of a list the model doesn't describe: the layout's, when every
-        line holds one entry of the same length; else the fewest that put a number in every
-        value's place."""
+        """Subscripts per entry of a list the model doesn't describe: the fewest that put a
+        number in every value's place and, when every line holds as many words, fit whole
+        entries on each line (`1 2 5` / `2 3 6` is two entries of two subscripts, not three
+        of one)."""
         idx = [j for j in idx if self.t[j] != ","]
         counts = Counter(self.tk.line(j) for j in idx)
-        if len(counts) > 1 and len(set(counts.values())) == 1:
-            width = next(iter(counts.values()))
-            if width > values:
-                return width - values
-        for arity in range(1, 9):
-            width = arity + values
-            if len(idx) % width == 0 and all(
-                is_number(self.t[j]) or self.t[j] == MISSING
-                for g in range(0, len(idx), width) for j in idx[g + arity : g + width]
-            ):
-                return arity
-        return 1
+        widths = set(counts.values())
+        line = next(iter(widths)) if len(counts) > 1 and len(widths) == 1 else None
+        fits = [a for a in range(1, 9) if len(idx) % (a + values) == 0 and all(
+            is_number(self.t[j]) or self.t[j] == MISSING
+            for g in range(0, len(idx), a + values) for j in idx[g + a : g + a + values])]
+        laid_out = [a for a in fits if line is not None and line % (a + values) == 0]
+        return (laid_out or fits or [1])[0]
 
     # ------------------------------------------------------------------ lists
     def entry_list(self, name: str, node: dict, k: int, stop: int, template: list) -> None:

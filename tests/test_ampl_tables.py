@@ -32,6 +32,8 @@ def test_list_arity_guessed_without_a_model():
     assert read("param c := a x 1 a y 2 ;") == {"c": {"a": {"x": 1, "y": 2}}}
     assert read("param c := 1 2 5\n 2 3 6\n;") == {"c": {1: {2: 5}, 2: {3: 6}}}  # by lines
     assert read("param s := a 1 b 2 ;") == {"s": {"a": 1, "b": 2}}
+    several = read("param l :=\n a x 1  a y 2  b x 3\n b y 4  c x 5  c y 6 ;")
+    assert several == {"l": {"a": {"x": 1, "y": 2}, "b": {"x": 3, "y": 4}, "c": {"x": 5, "y": 6}}}
 
 
 def test_table_tr_and_missing():
