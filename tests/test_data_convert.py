@@ -4,7 +4,9 @@ takes, giving the same solution."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
 from typer.testing import CliRunner
@@ -68,3 +70,30 @@ def test_a_model_files_data_part(files):
         convert(files / "m.mod", "json")
     with pytest.raises(DflError, match="unknown format"):
         convert(files / "d.dat", "xml")
+
+
+AMPL_MODELS = Path(__file__).resolve().parent / "ampl" / "models"
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in AMPL_MODELS.iterdir())
+                         if AMPL_MODELS.is_dir() else [])
+@pytest.mark.parametrize("with_model", [True, False], ids=["model", "no-model"])
+def test_ampl_models_data_converts_to_their_json(name, with_model, tmp_path):
+    """tests/ampl's models carry their data twice: AMPL data and JSON written by hand. The
+    converted .dat must bind to the same arrays as the hand-written JSON (without the model
+    too: the widths then come from the file's layout)."""
+    folder = AMPL_MODELS / name
+    mod, dat, hand = (folder / f"{name}.{ext}" for ext in ("mod", "dat", "json"))
+    try:
+        model = dfl.load(mod)
+    except DflError as exc:
+        pytest.skip(f"the model doesn't load on this branch: {exc.message}")
+    converted = tmp_path / "converted.json"
+    converted.write_text(convert(dat if dat.exists() else mod, "json",
+                                 mod if with_model else None))
+    ours, theirs = model.bind(converted), model.bind(hand)
+    for key, the_set in theirs.ctx.sets.items():
+        assert np.array_equal(ours.ctx.sets[key].keys, the_set.keys), key
+    for key, entity in theirs.ctx.entities.items():
+        if entity.kind == "data":
+            assert np.array_equal(ours.ctx.entities[key].data, entity.data), key
