@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections import Counter
 
 from .ast import Pos
 from .errors import DataError
@@ -31,7 +30,6 @@ _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 _NAME = re.compile(r"[A-Za-z_]\w*")
 INFINITY = {"Infinity": "inf", "+Infinity": "inf", "-Infinity": "-inf"}  # the JSON reader's texts
 MISSING = "."  # an entry without a value in a table or list
-PUNCTUATION = frozenset(":= : ; , ( ) [ ] *".split())
 
 
 class Tokens:
@@ -90,17 +88,6 @@ class Tokens:
         column = offset - (self.text.rfind("\n", 0, offset) + 1) + 1
         return DataError(message, Pos(line, column, line, column + 2), filename=self.filename,
                          source=self.text)
-
-    def odd_line(self, first: int, end: int, width: int) -> int | None:
-        """In tokens `first`..`end` written one group of `width` per line (a table's rows, a
-        list's entries), the first token of the first line whose count is not a whole number
-        of groups; None when the lines don't show it (rows wrapped over lines)."""
-        lines = [self.line(k) for k in range(first, end)]
-        counts = Counter(lines)
-        for k, line in zip(range(first, end), lines, strict=True):
-            if counts[line] % width:
-                return k
-        return None
 
 
 def element(token: str) -> int | float | str:
