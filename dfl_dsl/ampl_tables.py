@@ -55,7 +55,10 @@ class TableReader:
                 continue
             if not (is_word(word) or star and word == "*") or word == MISSING and not dots:
                 quote = " (the quote is not closed on its line)" if word in ("'", '"') else ""
-                raise self.tk.error(f"{what}: unexpected `{word}`{quote}", j)
+                hint = None if word in _PUNCTUATION or quote or word in "*." else (
+                    "an element without quotes holds letters, digits and _ . + - only: quote "
+                    "one with other characters, 'São Paulo'")
+                raise self.tk.error(f"{what}: unexpected `{word}`{quote}", j, hint=hint)
             out.append(j)
         return out
 

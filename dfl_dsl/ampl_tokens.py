@@ -1,8 +1,9 @@
 """The tokens of an AMPL data file (.dat), and where each one is in the text.
 
-Reading is split in two so that a big file reads fast: `re.findall` gives the token strings
-(one C-level pass; a 1,000 x 1,000 table is a million tokens), and the offsets — which only an
-error needs, for its `FILE:LINE:COL` — are found by a second pass on the first error.
+Reading is split in two so that a big file reads fast: `str.split` (plain text) or
+`re.findall` gives the token strings (one C-level pass; a 1,000 x 1,000 table is a million
+tokens), and the offsets — which only an error needs, for its `FILE:LINE:COL` — are found by a
+second pass on the first error.
 """
 
 from __future__ import annotations

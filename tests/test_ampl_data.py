@@ -94,6 +94,8 @@ def test_statement_errors():
     assert "`let` is an AMPL command" in fails("let x := 1 ;").message
     assert "expected a `set` or `param` statement, got `@`" in fails("@ ;").message
     assert "quote is not closed" in fails("set A := 'a ;").message
+    err = fails("set A := 'São Paulo' Zürich ;")
+    assert "unexpected `ü`" in err.message and "quote one with other characters" in err.hint
     assert "param `T` is given twice" in fails("param T := 1 ; param T := 2 ;").message
 
 
