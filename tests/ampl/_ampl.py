@@ -38,7 +38,8 @@ def numbers(name: str) -> dict[str, Any]:
 
 
 def reference(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"ampl_ref_{name}", MODELS / name / "reference.py")
+    path = MODELS / name / "reference.py"
+    spec = importlib.util.spec_from_file_location(f"ampl_ref_{name}", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -74,3 +75,59 @@ def solve_result(model: Any) -> Any:
 def solve(model: Any) -> float:
     """The optimum of a Pyomo model (see `solve_result`)."""
     return float(solve_result(model).incumbent_objective)
+
+
+# Constructs that other helpers of issue 20 are still building, each with its owner and a
+# minimal model that parses once it has landed. A model test that needs one is an xfail
+# (strict) exactly while the probe still fails; /work/notes/ampl-failures.md has the details.
+PROBES = {
+    "dat": ("ampldat", None),
+    "tuple-match": ("amplexpr", "set N; set A within N cross N; param s in N; var f{A};\n"
+                                "minimize o: sum {(s, j) in A} f[s, j];"),
+    "tuple-in": ("amplexpr", "set N; set A within N cross N; var f{A};\n"
+                             "minimize o: sum {i in N, j in N: (j, i) in A} f[j, i];"),
+    "tuple-expr": ("amplexpr", "set A within {1, 2} cross {1, 2}; var f{A};\n"
+                               "minimize o: sum {k in 1..1, (k, k + 1) in A} f[k, k + 1];"),
+    "objectives": ("amplexpr", "var x >= 0; minimize a: x; minimize b: 2 * x;"),
+    "qp-products": ("amplexpr", "set S; param c{S, S}; var x{S};\n"
+                                "minimize v: sum {i in S, j in S} c[i, j] * x[i] * x[j];"),
+    "not-in": ("ampldecl", "set S; set T; check {i in S}: i not in T;"),
+    "if-operand": ("ampldecl", "set S; var x{S};\n"
+                               "s.t. c {i in S}: x[i] = if i = i then 1 else 0;"),
+}
+
+NEEDS = {
+    "dagpath": ["tuple-expr"], "maxflow": ["tuple-match"], "mincostflow": ["tuple-in"],
+    "markowitz": ["qp-products"], "multiobjective": ["objectives"], "projects": ["not-in"],
+    "shortestpath": ["if-operand"],
+}
+
+
+def _landed(feature: str) -> bool:
+    import importlib.util
+
+    import dfl_dsl as dfl
+    from dfl_dsl.errors import DflError
+
+    _, text = PROBES[feature]
+    if text is None:
+        return importlib.util.find_spec("dfl_dsl.ampl_data") is not None
+    try:
+        dfl.parse(text, f"probe-{feature}.mod")
+    except DflError:
+        return False
+    return True
+
+
+def waiting(name: str) -> list[str]:
+    """What model `name` still waits for: 'owner: construct' for each probe that fails."""
+    return [f"{PROBES[f][0]}: {f}" for f in ["dat", *NEEDS.get(name, [])] if not _landed(f)]
+
+
+def marks(name: str) -> list:
+    """A strict xfail while the model waits for another helper's construct, else none."""
+    import pytest
+
+    missing = waiting(name)
+    return [pytest.mark.xfail(strict=True, reason="waits for " + ", ".join(missing))] \
+        if missing else []

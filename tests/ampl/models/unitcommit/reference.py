@@ -24,6 +24,8 @@ def reference(d, objective=None):
                  for g in G for k, t in enumerate(H)}
     before_p = {(g, t): (m.p[g, H[k - 1]] if k else get(d["p0"], 0, g))
                 for g in G for k, t in enumerate(H)}
-    m.startc = pe.Constraint(G, H, rule=lambda _, g, t: m.start[g, t] >= m.on[g, t] - before_on[g, t])
-    m.ramp = pe.Constraint(G, H, rule=lambda _, g, t: m.p[g, t] - before_p[g, t] <= at(d["ramp"], g))
+    m.startc = pe.Constraint(G, H, rule=lambda _, g, t:
+                             m.start[g, t] >= m.on[g, t] - before_on[g, t])
+    m.ramp = pe.Constraint(G, H, rule=lambda _, g, t:
+                           m.p[g, t] - before_p[g, t] <= at(d["ramp"], g))
     return solve(m)
