@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 
 from dfl_dsl.cli import app
 
-# (broken file, the model it is data for, where the error is: "dat" or "mod", line, column
-# (None: any), the words the message must hold)
+# (broken file, the model it is data for, where the error is: "dat", "mod" or "either", line
+# and column (None: any), the words the message must hold)
 CASES = [
     ("missing_value", "transport", "dat", 3, 39, "`supply`[PITT] has no value"),
     ("unknown_element", "transport", "dat", 4, 59, 'unknown element "NYC"'),
@@ -27,6 +27,7 @@ CASES = [
     ("arc_outside", "maxflow", "dat", 4, None, "not within"),
     ("symbol_outside", "maxflow", "dat", 2, 7, "not in `NODES`"),
     ("sink_is_source", "maxflow", "dat", 3, 7, "param `t`"),
+    ("unknown_param", "transport", "either", None, None, "supply"),
     ("failed_check", "transport", "mod", 9, 1, "check on line 9 fails"),
     ("pattern_too_wide", "cutstock", "mod", 11, 1, "fails for [1]"),
     ("not_psd", "markowitz", "mod", 11, None, "Variance|eigenvalue"),
@@ -44,9 +45,10 @@ def test_broken_data_is_a_located_error(broken, model, where, line, col, words):
     assert result.exit_code == 2, result.output
     assert "Traceback" not in result.output and result.exception is None or \
         isinstance(result.exception, SystemExit)
-    path = data if where == "dat" else mod(model)
-    column = str(col) if col is not None else r"\d+"
-    located = re.compile(rf"{re.escape(str(path))}:{line}:{column}: error: (.*)")
+    paths = {"dat": [data], "mod": [mod(model)], "either": [data, mod(model)]}[where]
+    files = "|".join(re.escape(str(path)) for path in paths)
+    line, col = (r"\d+" if n is None else str(n) for n in (line, col))
+    located = re.compile(rf"^(?:{files}):{line}:{col}: error: (.*)", re.MULTILINE)
     found = located.search(result.output)
     assert found, result.output
     for word in words.split("|"):
