@@ -54,6 +54,8 @@ CONSTRUCTS = {
     "dat: several params in one table": (r"^param:\s+\w+\s+\w+", "dat"),
     "dat: set and params in one table": (r"^param:\s*\w+:", "dat"),
     "dat: . for missing": (r"\s\.\s", "dat"),
+    "dat: table slices": (r"^\s*\[\*,\*,\w+\]:", "dat"),
+    "dat: list templates": (r"\[\w+,\*\] \w+ [\d.]+", "dat"),
     "dat: indexed set members": (r"^set \w+\[\w+\] :=", "dat"),
     "Infinity in a model": (r"default -?Infinity", "mod"),
     "dat: Infinity": (r"\bInfinity\b", "dat"),

@@ -63,8 +63,14 @@ def _data_text(name: str) -> str:
     return path.read_text() if path else mod(name).read_text().partition("\ndata;\n")[2]
 
 
+# Data forms AMPL reads and Pyomo's parser does not.
+PYOMO_LACKS = {"freight": "table slices (`[*,*,1]: x y z := ...`)"}
+
+
 @pytest.mark.parametrize("name", names())
 def test_pyomo_reads_the_numbers_of_the_json_copy(name, tmp_path):
+    if name in PYOMO_LACKS:
+        pytest.skip(f"Pyomo's data parser has no {PYOMO_LACKS[name]}")
     d = numbers(name)
     text = _data_text(name)
     source = tmp_path / f"{name}.dat"
