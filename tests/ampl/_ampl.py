@@ -81,7 +81,7 @@ def solve(model: Any) -> float:
 # minimal model that parses once it has landed. A model test that needs one is an xfail
 # (strict) exactly while the probe still fails; /work/notes/ampl-failures.md has the details.
 PROBES = {
-    "dat": ("ampldat", None),
+    "dat": ("ampldat", "set S := a b ;"),
     "tuple-match": ("amplexpr", "set N; set A within N cross N; param s in N; var f{A};\n"
                                 "minimize o: sum {(s, j) in A} f[s, j];"),
     "tuple-in": ("amplexpr", "set N; set A within N cross N; var f{A};\n"
@@ -104,16 +104,20 @@ NEEDS = {
 
 
 def _landed(feature: str) -> bool:
-    import importlib.util
+    import tempfile
 
     import dfl_dsl as dfl
     from dfl_dsl.errors import DflError
 
     _, text = PROBES[feature]
-    if text is None:
-        return importlib.util.find_spec("dfl_dsl.ampl_data") is not None
     try:
-        dfl.parse(text, f"probe-{feature}.mod")
+        if feature == "dat":   # a .dat file binds to a model
+            with tempfile.TemporaryDirectory() as folder:
+                path = Path(folder) / "probe.dat"
+                path.write_text(text)
+                dfl.parse("set S; var x{S} >= 0; minimize o: sum {s in S} x[s];").bind(path)
+        else:
+            dfl.parse(text, f"probe-{feature}.mod")
     except DflError:
         return False
     return True
