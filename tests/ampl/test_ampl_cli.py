@@ -53,6 +53,17 @@ def test_duals_are_keyed_by_set_elements(name):
             assert out["duals"][row][element] == pytest.approx(price, abs=1e-7), (row, element)
 
 
+@pytest.mark.parametrize("name", [pytest.param("steel", marks=marks("steel"))])
+def test_duals_over_two_indices_nest_by_element(name):
+    out = solve_json(name)
+    d = numbers(name)
+    balance = out["duals"]["Balance"]     # Balance {p in PROD, t in 1..T}
+    assert list(balance) == d["PROD"]
+    for p in d["PROD"]:
+        assert list(balance[p]) == [str(t) for t in range(1, d["T"] + 1)]
+    assert list(out["duals"]["Init_Inv"]) == d["PROD"]
+
+
 @pytest.mark.parametrize("objective", [pytest.param(o, marks=marks("multiobjective"))
                                        for o in ["Total_Profit", "Overtime", "Leftover"]])
 def test_objective_option_picks_a_named_objective(objective):
