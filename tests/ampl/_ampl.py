@@ -9,6 +9,7 @@ same problem in Pyomo from the JSON numbers (never through dfl_dsl) and returns 
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 from pathlib import Path
@@ -103,6 +104,7 @@ NEEDS = {
 }
 
 
+@functools.cache
 def _landed(feature: str) -> bool:
     import tempfile
 
