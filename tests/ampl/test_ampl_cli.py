@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from _ampl import dat, marks, mod, numbers, reference
+from _ampl import BROKEN, dat, marks, mod, numbers, reference
 
 ROOT = Path(__file__).resolve().parents[2]
 MAIN = "import sys; from dfl_dsl.cli import main; sys.exit(main())"  # the console script
@@ -77,3 +77,12 @@ def test_a_model_file_carries_its_data_after_data(name):
     assert dat(name) is None
     out = solve_json(name)
     assert out["objective"] == pytest.approx(reference(name).reference(numbers(name)), rel=1e-6)
+
+
+@pytest.mark.parametrize("name", [pytest.param("transport", marks=marks("transport"))])
+def test_a_broken_dat_from_the_console_script(name):
+    data = BROKEN / "table_width.dat"
+    run = dfl("solve", str(mod(name)), "--data", str(data), "--json")
+    assert run.returncode == 2 and run.stdout == ""
+    assert run.stderr.startswith(f"{data}:7:4: error: param `cost`: row CLEV has 6 values")
+    assert "Traceback" not in run.stderr
