@@ -61,9 +61,17 @@ SETTINGS: dict[str, Setting] = {
     "task_loss": Setting("--task-loss", str, "what the smoothed decision is trained on: "
                          "regret (cᵀw̄ - z*), l1 or mse against w*",
                          lambda v: v in TASK_LOSSES, " | ".join(TASK_LOSSES)),
-    "solve_ratio": Setting("--solve-ratio", float, "fraction of steps that solve the "
-                           "predictions and grow the solution pool (the others use the "
-                           "pool alone)", _fraction, "a number in [0, 1]"),
+    "solve_ratio": Setting("--solve-ratio", float, "fraction of steps that solve: the "
+                           "pool losses add the predictions' solutions to the solution pool "
+                           "(the other steps use the pool alone); cave projects onto the "
+                           "cone (the others take its cheap stand-in)", _fraction,
+                           "a number in [0, 1]"),
+    "max_iter": Setting("--max-iter", int, "interior-point iterations of the cone projection "
+                        "(3, CaVE+: under-converged on purpose, inside the cone)", _count,
+                        "an integer >= 1"),
+    "inner_ratio": Setting("--inner-ratio", float, "weight of the mean binding normal in the "
+                           "projection's stand-in on the steps --solve-ratio skips (CaVE "
+                           "hybrid)", _fraction, "a number in [0, 1]"),
     "seed": Setting(None, int, "the loss's own random generator",
                     lambda v: isinstance(v, int) and not isinstance(v, bool), "an integer"),
 }
@@ -84,6 +92,7 @@ LOSS_SETTINGS: dict[str, dict[str, object]] = {
     "listwise": dict(_POOL),
     "pairwise": dict(_POOL),
     "pointwise": dict(_POOL),
+    "cave": {"max_iter": 3, "solve_ratio": 1.0, "inner_ratio": 0.2, "seed": 135},
     "mse": {},
 }
 """loss -> {setting: its default}. A loss absent here (the generative losses) takes none."""

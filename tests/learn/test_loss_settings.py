@@ -49,6 +49,9 @@ def test_every_setting_is_taken_by_some_loss():
     ("dbb", {"lambd": -1.0}, "must be a number > 0, got -1.0"),
     ("nce", {"solve_ratio": 1.5}, "must be a number in [0, 1], got 1.5"),
     ("nce", {"solve_ratio": True}, "must be a number in [0, 1], got True"),
+    ("cave", {"max_iter": 0}, "--max-iter (max_iter) of --loss cave must be an integer >= 1"),
+    ("listwise", {"inner_ratio": 0.5}, "--inner-ratio (inner_ratio) is not a setting of --loss "
+     "listwise"),
 ])
 def test_a_setting_the_loss_does_not_take_or_a_bad_value_is_refused(loss, settings, words):
     with pytest.raises(DflError) as info:
