@@ -393,7 +393,8 @@ def evaluate(
 @guarded
 def generate(
     problem: Annotated[
-        str, typer.Argument(help="shortest_path | knapsack | portfolio | energy | portfolio_cvar")
+        str, typer.Argument(help="shortest_path | knapsack | portfolio | energy | portfolio_cvar"
+                                 " | shortest_path_cvar")
     ],
     out_file: Annotated[Path, typer.Option("--out", help="Training file to write (.npz).")],
     instance: Annotated[
@@ -404,7 +405,7 @@ def generate(
     deg: Annotated[int, typer.Option(help="Polynomial degree of the true mapping.")] = 1,
     noise: Annotated[float, typer.Option(help="Noise half-width (level for portfolio).")] = 0.0,
     seed: Annotated[int, typer.Option(help="Random seed (PyEPO's default 135).")] = 135,
-    grid: Annotated[str, typer.Option(help="shortest_path: ROWSxCOLS.")] = "5x5",
+    grid: Annotated[str, typer.Option(help="shortest_path(_cvar): ROWSxCOLS.")] = "5x5",
     items: Annotated[int, typer.Option(help="knapsack: items.")] = 32,
     dims: Annotated[int, typer.Option(help="knapsack: capacity dimensions.")] = 2,
     assets: Annotated[int, typer.Option(help="portfolio: assets.")] = 50,
