@@ -80,8 +80,11 @@ class _Perturbed:
         self.generator = torch.Generator().manual_seed(seed)
 
     def sample(self, c_hat: torch.Tensor) -> torch.Tensor:
+        """Z (B, S, n), drawn in float32: PyEPO draws in the predictions' dtype, float32 for a
+        torch model, so the same seed gives PyEPO's perturbations (torch's float32 and
+        float64 normal streams differ entirely)."""
         b, n = c_hat.shape
-        z = torch.randn((b, self.n_samples, n), generator=self.generator, dtype=torch.float64)
+        z = torch.randn((b, self.n_samples, n), generator=self.generator, dtype=torch.float32)
         return z.to(c_hat)
 
     def solve(self, oracle: Oracle, c_hat: torch.Tensor, noise: torch.Tensor, keys, slot: str):
