@@ -15,6 +15,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from .loss_settings import TASK_LOSSES
 from .oracle import Oracle
 
 REDUCTIONS = ("mean", "sum", "none")
@@ -162,7 +163,15 @@ class _PerturbedOptFn(torch.autograd.Function):
         return torch.einsum("bs,bsn->bn", reward, noise) / (s * ctx.sigma), None, None, None, None
 
 
-DPO_TASK_LOSSES = ("regret", "l1", "mse")
+def task_loss(w_bar: torch.Tensor, w_true: torch.Tensor, c: torch.Tensor, kind: str):
+    """A smoothed decision's loss per sample: its regret cᵀ(w̄ - w*), or its l1 / mse
+    distance to w* (mean over the entries, as torch's L1Loss / MSELoss)."""
+    diff = w_bar - w_true.to(w_bar)
+    if kind == "l1":
+        return diff.abs().mean(-1)
+    if kind == "mse":
+        return (diff**2).mean(-1)
+    return (c.to(w_bar) * diff).sum(-1)
 
 
 class DPO(_DFLLoss):
@@ -187,8 +196,8 @@ class DPO(_DFLLoss):
         self.perturb = _Perturbed(n_samples, sigma, seed)
         if not 0 <= solve_ratio <= 1:
             raise ValueError("solve_ratio must be in [0, 1]")
-        if task_loss not in DPO_TASK_LOSSES:
-            raise ValueError("task_loss must be one of: " + ", ".join(DPO_TASK_LOSSES))
+        if task_loss not in TASK_LOSSES:
+            raise ValueError("task_loss must be one of: " + ", ".join(TASK_LOSSES))
         self.variance_reduction = bool(variance_reduction)
         self.solve_ratio, self.task_loss = solve_ratio, task_loss
         self.rng = np.random.default_rng(seed)
@@ -205,14 +214,8 @@ class DPO(_DFLLoss):
 
     def forward(self, theta_hat, theta, w_true, z_true, keys=None):
         c_hat = self.oracle.costs(theta_hat)
-        w_bar = self.decisions(c_hat, keys)
-        diff = w_bar - w_true.to(w_bar)
-        if self.task_loss == "l1":
-            return self._reduce(diff.abs().mean(-1))
-        if self.task_loss == "mse":
-            return self._reduce((diff**2).mean(-1))
         c = self.oracle.costs(theta).detach()
-        return self._reduce((c * diff).sum(-1))
+        return self._reduce(task_loss(self.decisions(c_hat, keys), w_true, c, self.task_loss))
 
 
 # ---------------------------------------------------------------------- DBB
