@@ -135,7 +135,7 @@ def variants(problem: str, processes: int, with_highs: bool) -> list[tuple[int, 
 # `--quality`: every loss both libraries have, trained side by side on identical arrays from
 # identical initial weights, scored by PyEPO's regret; each side shuffles with its own loop
 # (PyEPO: a DataLoader on torch's global generator, seeded; ours: the Trainer's).
-QUALITY_LOSSES = ("spo+", "pfyl", "dpo", "dbb", "nce")
+QUALITY_LOSSES = ("spo+", "pfyl", "dpo", "dbb", "nce", "imle", "aimle")
 SP_BINARY = MODELS["shortest_path"].read_text().replace("var flow{ARCS} in [0, 1];",
                                                        "var flow{ARCS} binary;")
 
@@ -186,7 +186,8 @@ def path_list_model(grid=(5, 5)):
 
 def pyepo_loss(name: str, optmodel, train_set):
     """PyEPO's module for `name` with the defaults ours has, as (cp, c, w, z) -> loss; DPO and
-    DBB return decisions, trained on their regret (cᵀw - z*), as ours are."""
+    DBB return decisions, trained on their regret (cᵀw - z*), as ours are; I-MLE and AI-MLE
+    on L1 to w*, as ours are by default."""
     import pyepo.func as f
 
     if name == "spo+":
@@ -198,6 +199,10 @@ def pyepo_loss(name: str, optmodel, train_set):
     if name == "nce":
         nce = f.NCE(optmodel, solve_ratio=1.0, dataset=train_set)
         return lambda cp, c, w, z: nce(cp, w)
+    if name in ("imle", "aimle"):  # ours train these on L1 to w* by default, as PyEPO's tutorial
+        mle = (f.implicitMLE(optmodel, n_samples=10, sigma=1.0, lambd=10) if name == "imle"
+               else f.adaptiveImplicitMLE(optmodel, n_samples=10, sigma=1.0))
+        return lambda cp, c, w, z: nn.functional.l1_loss(mle(cp), w)
     layer = (f.perturbedOpt(optmodel, n_samples=10, sigma=1.0, seed=135) if name == "dpo"
              else f.blackboxOpt(optmodel, lambd=10))
     return lambda cp, c, w, z: ((layer(cp) - w) * c).sum(1).mean()
