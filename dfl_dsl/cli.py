@@ -311,7 +311,7 @@ def train(
     train_file: Annotated[
         Path | None,
         typer.Option("--train", help="Training file (.npz: features + one array per predicted "
-                     "param). Default: the model's shipped recipe MODEL.gen.yaml."),
+                     "param) or a data recipe (.gen.yaml). Default: MODEL.gen.yaml."),
     ] = None,
     test_file: Annotated[Path | None, typer.Option("--test", help="Test file (.npz).")] = None,
     loss: Annotated[str, typer.Option(

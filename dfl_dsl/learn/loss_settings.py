@@ -72,6 +72,9 @@ SETTINGS: dict[str, Setting] = {
     "inner_ratio": Setting("--inner-ratio", float, "weight of the mean binding normal in the "
                            "projection's stand-in on the steps --solve-ratio skips (CaVE "
                            "hybrid)", _fraction, "a number in [0, 1]"),
+    "variance_reduction": Setting(None, bool, "a leave-one-out baseline in DPO's Stein "
+                                  "gradient (PyEPO's default)", lambda v: isinstance(v, bool),
+                                  "true or false"),
     "seed": Setting(None, int, "the loss's own random generator",
                     lambda v: isinstance(v, int) and not isinstance(v, bool), "an integer"),
 }
@@ -82,7 +85,8 @@ _POOL = {"solve_ratio": 1.0, "seed": 135}
 LOSS_SETTINGS: dict[str, dict[str, object]] = {
     "spo+": {},
     "pfyl": dict(_PERTURBED),
-    "dpo": dict(_PERTURBED),
+    "dpo": {**_PERTURBED, "variance_reduction": True, "solve_ratio": 1.0,
+            "task_loss": "regret"},
     "dbb": {"lambd": 10.0},
     "nce": dict(_POOL),
     "imle": {"n_samples": 10, "sigma": 1.0, "lambd": 10.0, "kappa": 5.0, "two_sides": False,

@@ -27,7 +27,7 @@ import math
 import torch
 
 from .loss_settings import TASK_LOSSES
-from .losses import LOSSES, _DFLLoss, _Perturbed
+from .losses import LOSSES, _DFLLoss, _Perturbed, task_loss
 
 SUM_OF_GAMMA_TERMS = 10  # s in SoG(κ, s); PyEPO's and the paper's choice
 
@@ -52,17 +52,6 @@ class _SumOfGamma(_Perturbed):
         gamma = torch._standard_gamma(shape, generator=self.generator) * scale
         noise = (gamma.sum(0) - math.log(s)) / k
         return (noise * self.direction).to(c_hat)
-
-
-def task_loss(w_bar: torch.Tensor, w_true: torch.Tensor, c: torch.Tensor, kind: str):
-    """A smoothed decision's loss per sample: its regret cᵀ(w̄ - w*), or its l1 / mse
-    distance to w* (mean over the entries, as torch's L1Loss / MSELoss)."""
-    diff = w_bar - w_true.to(w_bar)
-    if kind == "l1":
-        return diff.abs().mean(-1)
-    if kind == "mse":
-        return (diff**2).mean(-1)
-    return (c.to(w_bar) * diff).sum(-1)
 
 
 class _ImplicitMLEFn(torch.autograd.Function):

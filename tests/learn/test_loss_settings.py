@@ -62,8 +62,8 @@ def test_a_setting_the_loss_does_not_take_or_a_bad_value_is_refused(loss, settin
 def test_the_hint_says_what_the_loss_takes_and_who_takes_the_setting():
     with pytest.raises(DflError) as info:
         check_loss_settings("dpo", {"lambd": 20.0})
-    assert info.value.hint == ("--loss dpo takes --samples 10, --sigma 1.0; --lambda (lambd) "
-                               "is for dbb, imle")
+    assert info.value.hint == ("--loss dpo takes --samples 10, --sigma 1.0, --solve-ratio 1.0, "
+                               "--task-loss regret; --lambda (lambd) is for dbb, imle")
 
 
 def test_good_settings_pass_and_reach_the_loss(sp_inst):
@@ -72,6 +72,16 @@ def test_good_settings_pass_and_reach_the_loss(sp_inst):
                       loss_options={"n_samples": 3, "sigma": 0.25})
     assert (trainer.loss_fn.perturb.n_samples, trainer.loss_fn.perturb.sigma) == (3, 0.25)
     trainer.oracle.close()
+
+
+def test_dpo_takes_pyepos_options(sp_inst):
+    trainer = Trainer(sp_inst, "dpo", progress=False, loss_options={
+        "task_loss": "l1", "variance_reduction": False, "solve_ratio": 0.5})
+    loss = trainer.loss_fn
+    assert (loss.task_loss, loss.variance_reduction, loss.solve_ratio) == ("l1", False, 0.5)
+    trainer.oracle.close()
+    with pytest.raises(DflError, match="variance_reduction"):
+        check_loss_settings("dpo", {"variance_reduction": "no"})
 
 
 def test_the_trainer_refuses_before_building_an_oracle(sp_inst):
@@ -91,7 +101,8 @@ def test_help_lists_each_losss_settings():
         assert line in text
     result = runner.invoke(app, ["train", "--help"], env={"COLUMNS": "200"})
     assert result.exit_code == 0
-    assert "dpo: --samples 10, --sigma 1.0" in result.stdout
+    assert "dpo: --samples 10, --sigma 1.0, --solve-ratio 1.0, --task-loss regret" in (
+        result.stdout)
     assert "pfyl, dpo, imle, aimle: perturbed costs solved per prediction" in result.stdout
 
 
