@@ -295,6 +295,8 @@ HiddenOpt = Annotated[
                              "(`uncertain` params, gen-dfl | nll; Default: 128.) or of "
                              "--predictor mlp (Default: 64.).", show_default=False)
 ]
+SaveOpt = Annotated[Path | None, typer.Option(
+    help="Write the trained predictor (or generative model) here, for `dfl eval`.")]
 ThreadsOpt = Annotated[
     int | None, typer.Option(help="CPU threads for torch while training. Default: one "
                              "when a step's tensors are small (most predictors: more "
@@ -337,10 +339,9 @@ def train(
     n_samples: lf.Samples = None, sigma: lf.Sigma = None, lambd: lf.Lambda = None,
     solve_ratio: lf.SolveRatio = None, kappa: lf.Kappa = None, two_sides: lf.TwoSides = False,
     task_loss: lf.TaskLoss = None, max_iter: lf.MaxIter = None, inner_ratio: lf.InnerRatio = None,
-    scenarios: ScenariosOpt = None, beta: BetaOpt = None, generative: GenerativeOpt = None,
-    hidden: HiddenOpt = None, threads: ThreadsOpt = None,
-    save: Annotated[Path | None, typer.Option(
-        help="Write the trained predictor (or generative model) here, for `dfl eval`.")] = None,
+    variance_reduction: lf.NoVarianceReduction = False, scenarios: ScenariosOpt = None,
+    beta: BetaOpt = None, generative: GenerativeOpt = None, hidden: HiddenOpt = None,
+    threads: ThreadsOpt = None, save: SaveOpt = None,
     plot: Annotated[Path | None, typer.Option(help="Save the training curve as PNG.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:

@@ -26,5 +26,6 @@ TwoSides = Annotated[bool, _option("two_sides")]
 TaskLoss = Annotated[str | None, _option("task_loss")]
 MaxIter = Annotated[int | None, _option("max_iter")]
 InnerRatio = Annotated[float | None, _option("inner_ratio")]
+NoVarianceReduction = Annotated[bool, _option("variance_reduction")]
 
 TRAIN_EPILOG = losses_help()

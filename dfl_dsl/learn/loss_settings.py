@@ -28,6 +28,7 @@ class Setting:
     help: str
     valid: Callable[[object], bool]
     want: str  # a valid value, in words, for the error
+    on: bool = True  # the value a bool setting's flag gives (--no-x: False)
 
 
 def _count(value) -> bool:
@@ -72,9 +73,10 @@ SETTINGS: dict[str, Setting] = {
     "inner_ratio": Setting("--inner-ratio", float, "weight of the mean binding normal in the "
                            "projection's stand-in on the steps --solve-ratio skips (CaVE "
                            "hybrid)", _fraction, "a number in [0, 1]"),
-    "variance_reduction": Setting(None, bool, "a leave-one-out baseline in DPO's Stein "
-                                  "gradient (PyEPO's default)", lambda v: isinstance(v, bool),
-                                  "true or false"),
+    "variance_reduction": Setting("--no-variance-reduction", bool, "drop the leave-one-out "
+                                  "baseline from DPO's Stein gradient (PyEPO's default keeps "
+                                  "it)", lambda v: isinstance(v, bool), "true or false",
+                                  on=False),
     "seed": Setting(None, int, "the loss's own random generator",
                     lambda v: isinstance(v, int) and not isinstance(v, bool), "an integer"),
 }
@@ -112,7 +114,9 @@ def takes(loss: str) -> str:
     """What `loss` takes, in words: `--samples 10, --sigma 1.0` (defaults), or `no settings`."""
     given = [(SETTINGS[k].flag, v) for k, v in LOSS_SETTINGS.get(loss, {}).items()
              if SETTINGS[k].flag]
-    words = [flag if isinstance(v, bool) else f"{flag} {v}" for flag, v in given]
+    # a bool flag shows as itself: --two-sides turns on, --no-variance-reduction off
+    words = [f"{flag} {v}" for flag, v in given if not isinstance(v, bool)]
+    words += [flag for flag, v in given if isinstance(v, bool)]
     return ", ".join(words) or "no settings"
 
 
@@ -156,5 +160,6 @@ def losses_help() -> str:
 def given_settings(values: dict) -> dict:
     """The loss settings a command line gave: its flags' values that aren't None (or a bool
     flag left off)."""
-    return {k: v for k, v in values.items()
-            if k in SETTINGS and SETTINGS[k].flag and v is not None and v is not False}
+    given = {k: v for k, v in values.items() if k in SETTINGS and SETTINGS[k].flag
+             and v is not None and v is not False}
+    return {k: SETTINGS[k].on if SETTINGS[k].kind is bool else v for k, v in given.items()}

@@ -63,7 +63,8 @@ def test_the_hint_says_what_the_loss_takes_and_who_takes_the_setting():
     with pytest.raises(DflError) as info:
         check_loss_settings("dpo", {"lambd": 20.0})
     assert info.value.hint == ("--loss dpo takes --samples 10, --sigma 1.0, --solve-ratio 1.0, "
-                               "--task-loss regret; --lambda (lambd) is for dbb, imle")
+                               "--task-loss regret, --no-variance-reduction; --lambda (lambd) "
+                               "is for dbb, imle")
 
 
 def test_good_settings_pass_and_reach_the_loss(sp_inst):
@@ -90,8 +91,19 @@ def test_the_trainer_refuses_before_building_an_oracle(sp_inst):
 
 
 def test_given_settings_keeps_only_the_flags_a_command_line_set():
-    values = {"n_samples": 3, "sigma": None, "lambd": None, "epochs": 4, "seed": 7}
+    values = {"n_samples": 3, "sigma": None, "lambd": None, "epochs": 4, "seed": 7,
+              "two_sides": False, "variance_reduction": False}
     assert given_settings(values) == {"n_samples": 3}  # --seed is the run's, not the loss's
+    # a bool flag given: --two-sides turns it on, --no-variance-reduction turns it off
+    flags = {"two_sides": True, "variance_reduction": True}
+    assert given_settings(flags) == {"two_sides": True, "variance_reduction": False}
+
+
+def test_no_variance_reduction_reaches_dpo(sp_inst):
+    trainer = Trainer(sp_inst, "dpo", progress=False,
+                      loss_options=given_settings({"variance_reduction": True}))
+    assert trainer.loss_fn.variance_reduction is False
+    trainer.oracle.close()
 
 
 def test_help_lists_each_losss_settings():
