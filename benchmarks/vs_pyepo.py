@@ -135,7 +135,9 @@ def variants(problem: str, processes: int, with_highs: bool) -> list[tuple[int, 
 # `--quality`: every loss both libraries have, trained side by side on identical arrays from
 # identical initial weights, scored by PyEPO's regret; each side shuffles with its own loop
 # (PyEPO: a DataLoader on torch's global generator, seeded; ours: the Trainer's).
-QUALITY_LOSSES = ("spo+", "pfyl", "dpo", "dbb", "nce", "imle", "aimle")
+QUALITY_LOSSES = ("spo+", "pfyl", "dpo", "dbb", "nce", "imle", "aimle", "listwise", "pairwise",
+                  "pointwise", "cave")
+PYEPO_LTR = {"listwise": "lsLTR", "pairwise": "prLTR", "pointwise": "ptLTR"}
 SP_BINARY = MODELS["shortest_path"].read_text().replace("var flow{ARCS} in [0, 1];",
                                                        "var flow{ARCS} binary;")
 
@@ -203,9 +205,35 @@ def pyepo_loss(name: str, optmodel, train_set):
         mle = (f.implicitMLE(optmodel, n_samples=10, sigma=1.0, lambd=10) if name == "imle"
                else f.adaptiveImplicitMLE(optmodel, n_samples=10, sigma=1.0))
         return lambda cp, c, w, z: nn.functional.l1_loss(mle(cp), w)
+    if name in PYEPO_LTR:
+        ltr = getattr(f, PYEPO_LTR[name])(optmodel, solve_ratio=1.0, dataset=train_set)
+        return lambda cp, c, w, z: ltr(cp, c)
+    if name == "cave":
+        return pyepo_cave(optmodel)
     layer = (f.perturbedOpt(optmodel, n_samples=10, sigma=1.0, seed=135) if name == "dpo"
              else f.blackboxOpt(optmodel, lambd=10))
     return lambda cp, c, w, z: ((layer(cp) - w) * c).sum(1).mean()
+
+
+def pyepo_cave(optmodel):
+    """PyEPO's CaVE (max_iter 3, CaVE+) fed the binding normals at each w*: PyEPO reads them
+    from Gurobi (optDatasetConstrs), not installed here, so they come from our model's rows
+    (dfl_dsl.learn.losses_cave.binding_normals; the 5×5 grid's flow model, as PyEPO's)."""
+    import pyepo.func as f
+    from torch.nn.utils.rnn import pad_sequence
+
+    from dfl_dsl.learn.losses_cave import binding_normals
+
+    form = dfl.load(MODELS["shortest_path"]).bind(
+        shortest_path(1, 5, (5, 5), 1, 0.5, 1).instance).linear_form()
+    cave = f.coneAlignedCosine(optmodel)
+
+    def loss(cp, c, w, z):
+        normals = [torch.as_tensor(binding_normals(form, row), dtype=cp.dtype)
+                   for row in np.round(w.numpy())]
+        return cave(cp, pad_sequence(normals, batch_first=True))
+
+    return loss
 
 
 class TrainerOrder(torch.utils.data.Sampler):
