@@ -158,3 +158,21 @@ def test_train_refuses_a_bad_setting_before_reading_data(tmp_path, args, words):
     assert result.exit_code == 2
     assert words in result.stderr.replace("\n", "")
     assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("args", [
+    ["--loss", "imle", "--samples", "2", "--lambda", "5", "--two-sides"],
+    ["--loss", "aimle", "--samples", "2", "--kappa", "2", "--task-loss", "regret"],
+    ["--loss", "listwise", "--solve-ratio", "0.5"],
+    ["--loss", "pairwise"],
+    ["--loss", "pointwise"],
+    ["--loss", "cave", "--max-iter", "5"],
+    ["--loss", "cave", "--solve-ratio", "0", "--inner-ratio", "0.5"],
+    ["--loss", "dpo", "--samples", "2", "--no-variance-reduction", "--task-loss", "l1"],
+])
+def test_each_new_loss_trains_from_the_command_line(files, args):
+    result = runner.invoke(app, ["train", str(SHORTEST_PATH), *files, "--epochs", "1", "--json",
+                                 *args])
+    assert result.exit_code == 0, result.output
+    row = json.loads(result.stdout.strip().splitlines()[-1])
+    assert row["loss"] == args[1] and 0 <= row["regret"] < 2

@@ -63,6 +63,16 @@ def test_cave_by_hand_converged(pick_min):
     np.testing.assert_allclose(grad, want_grad, atol=1e-4)
 
 
+def test_cave_in_each_formulation(pick):
+    # the maximize forms' minimized costs are c (max of -c) and c - 4 (profit): -ĉ is
+    # [-3, -1, -2] or [1, 3, 2], projected onto the same cone: [-2, -2, -2] or [2, 2, 2] —
+    # the same angle, ℓ = 0.07418 in all three
+    loss_fn = CaVE(pick.inst, max_iter=50)
+    theta_hat = _t(pick.data(COST_HAT)).requires_grad_()
+    loss = loss_fn(theta_hat, None, _t(E1), None)
+    assert float(loss.detach()) == pytest.approx(0.07418, abs=1e-5)
+
+
 def test_cave_is_zero_inside_the_cone(pick_min):
     # ĉ = [1, 2, 3]: e1 is optimal, -ĉ already in the cone: its own projection
     loss, grad = _loss_and_grad(CaVE(pick_min, max_iter=50), costs=[1.0, 2.0, 3.0])
