@@ -176,3 +176,10 @@ def test_each_new_loss_trains_from_the_command_line(files, args):
     assert result.exit_code == 0, result.output
     row = json.loads(result.stdout.strip().splitlines()[-1])
     assert row["loss"] == args[1] and 0 <= row["regret"] < 2
+
+
+def test_a_setting_of_an_unknown_loss_names_the_loss(files):
+    result = runner.invoke(app, ["train", str(SHORTEST_PATH), *files, "--loss", "imle2",
+                                 "--samples", "3"])
+    assert result.exit_code == 2
+    assert "unknown loss `imle2`" in result.stderr.replace("\n", "")
