@@ -135,3 +135,25 @@ def test_side_by_side_with_pyepo(solve_ratio):
     scale = float(their_leaf.grad.abs().max())
     np.testing.assert_allclose(our_leaf.grad.numpy(), their_leaf.grad.numpy(), rtol=1e-5,
                                atol=1e-6 * scale)
+
+
+def test_side_by_side_with_pyepo_on_a_maximize_model():
+    # the knapsack: PyEPO's CaVE aligns the model's own costs with the cone, ours -ĉ in the
+    # minimized space: the same vector
+    pyepo = pytest.importorskip("pyepo")
+    from _learn_helpers import knapsack_side_by_side
+    from torch.nn.utils.rnn import pad_sequence
+
+    inst, optmodel, _, c, w, cp = knapsack_side_by_side(8)
+    ours = CaVE(inst)
+    normals = [torch.as_tensor(ours.normals(row)) for row in w.numpy()]
+    their_leaf, our_leaf = cp.clone().requires_grad_(), cp.clone().requires_grad_()
+    their_loss = pyepo.func.coneAlignedCosine(optmodel)(their_leaf,
+                                                       pad_sequence(normals, batch_first=True))
+    our_loss = ours(our_leaf, c, w, None)
+    their_loss.backward()
+    our_loss.backward()
+    assert float(our_loss.detach()) == pytest.approx(float(their_loss.detach()), rel=1e-6)
+    scale = float(their_leaf.grad.abs().max())
+    np.testing.assert_allclose(our_leaf.grad.numpy(), their_leaf.grad.numpy(), rtol=1e-5,
+                               atol=1e-6 * scale)

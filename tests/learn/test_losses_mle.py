@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 import torch
-from _learn_helpers import EXAMPLES
+from _learn_helpers import knapsack_side_by_side
 from test_losses import COST, COST_HAT, E1, _loss_and_grad, _t
 
 from dfl_dsl.learn.losses import LOSSES, task_loss
@@ -189,36 +189,12 @@ def test_side_by_side_with_pyepo_on_a_maximize_model(name):
     # ours works in the minimized space. Both sides answer from the knapsack's listed feasible
     # points (exact: a MIP solver's gap tolerance would part them on near-ties)
     pyepo = pytest.importorskip("pyepo")
-    from pyepo import EPO
-    from pyepo.model.opt import optModel
-
-    import dfl_dsl as dfl
-    from dfl_dsl.generators import knapsack
-    from dfl_dsl.learn.enumeration import feasible_points
     from dfl_dsl.learn.oracle import Oracle
 
-    data = knapsack(8, 5, 32, 2, 4, 0.5, 135)
-    inst = dfl.load(EXAMPLES / "knapsack" / "knapsack.opt").bind(data.instance)
-    points = feasible_points(inst.linear_form())
-
-    class Listed(optModel):
-        def _getModel(self):
-            self.modelSense, self.cost = EPO.MAXIMIZE, np.zeros(points.shape[1])
-            return None, list(range(points.shape[1]))
-
-        def setObj(self, c):
-            self.cost = np.asarray(c, dtype=float)
-
-        def solve(self):
-            best = int(np.argmax(points @ self.cost))
-            return points[best].copy(), float(points[best] @ self.cost)
-
-    c = torch.as_tensor(data.targets["value"], dtype=torch.float64)
-    w = torch.as_tensor(Oracle(inst).solve_theta(c).w)
-    cp = torch.as_tensor(np.random.default_rng(0).normal(3.0, 1.0, c.shape))
+    inst, optmodel, _, c, w, cp = knapsack_side_by_side(8)
     settings = dict(n_samples=3, sigma=1.0)
-    theirs = (pyepo.func.implicitMLE(Listed(), lambd=10.0, **settings) if name == "imle"
-              else pyepo.func.adaptiveImplicitMLE(Listed(), **settings))
+    theirs = (pyepo.func.implicitMLE(optmodel, lambd=10.0, **settings) if name == "imle"
+              else pyepo.func.adaptiveImplicitMLE(optmodel, **settings))
     ours = LOSSES[name](Oracle(inst, method="enumerate"), **settings)
     their_loss, their_grad = _pyepo_side(theirs, cp, w)
     our_loss, our_grad = _our_side(ours, cp, c, w)
