@@ -159,11 +159,23 @@ def _our_side(fn, cp, c, w):
     return float(loss.detach()), leaf.grad
 
 
+def test_the_noise_is_pyepos_bit_for_bit(pyepo_sp):
+    # PyEPO draws in the predictions' dtype, float32 for a torch model: the same seed, the
+    # same draws, step after step
+    pyepo, _, inst, cp, _, _ = pyepo_sp
+    ours = IMLE(inst, n_samples=3).perturb
+    theirs = pyepo.func.utils.sumGammaDistribution(kappa=5)
+    for _ in range(3):
+        drawn = theirs.sample(size=(len(cp), 3, cp.shape[1]), device="cpu", dtype=torch.float32)
+        assert torch.equal(ours.sample(cp).float(), drawn)
+
+
 @pytest.mark.parametrize("two_sides", [False, True])
 @pytest.mark.parametrize("name", ["imle", "aimle"])
 def test_side_by_side_with_pyepo(pyepo_sp, name, two_sides):
-    # the same seed draws bit-identical Sum-of-Gamma noise (float64), so both sides solve the
-    # same perturbed costs; three steps also compare AI-MLE's α, carried between steps
+    # the same seed draws the same Sum-of-Gamma noise (PyEPO in these float64 predictions'
+    # dtype, ours in float32: equal to 1e-8), so both sides solve the same perturbed costs;
+    # three steps also compare AI-MLE's α, carried between steps
     pyepo, optmodel, inst, cp, c, w = pyepo_sp
     settings = dict(n_samples=3, sigma=1.0, two_sides=two_sides)
     if name == "imle":
