@@ -109,9 +109,10 @@ class _Room:
         self.form = form
         self.free = (x < 0.5) & (form.upper > 0.5)
         self.used = float(np.where(x > 0.5, form.cost, 0.0).sum())
-        self.group = np.where(form.groups >= 0, form.groups, len(form.group_caps))
-        self.count = _group_use(form, x)
-        self.caps = _group_caps(form)[self.group]
+        if form.kind == "partition":
+            self.group = np.where(form.groups >= 0, form.groups, len(form.group_caps))
+            self.count = _group_use(form, x)
+            self.caps = _group_caps(form)[self.group]
 
     def mask(self) -> np.ndarray:
         form = self.form
@@ -124,7 +125,8 @@ class _Room:
     def take(self, i: int) -> None:
         self.free[i] = False
         self.used += self.form.cost[i]
-        self.count[self.group[i]] += 1
+        if self.form.kind == "partition":
+            self.count[self.group[i]] += 1
 
 
 def _fill(form: SCMForm, x: np.ndarray) -> np.ndarray:
@@ -321,7 +323,8 @@ def round_solution(form: SCMForm, frac: np.ndarray, *, roundings: int = 8,
     best = candidates[int(np.argmax(sub.value(candidates)))]
     filled = [_fill(sub, start) for start in (best, np.zeros(sub.n))]
     x = np.zeros(form.n)
-    x[pool] = _swap(sub, filled[int(np.argmax(sub.value(np.stack(filled))))], max_swaps)
-    if _Room(form, x).mask().any():  # the support ran out of items that fit
-        x = _fill(form, x)
+    x[pool] = chosen = _swap(sub, filled[int(np.argmax(sub.value(np.stack(filled))))], max_swaps)
+    if not _Room(form, x).mask().any():  # every item in the set is in the support
+        return x, float(sub.value(chosen)[0])
+    x = _fill(form, x)  # the support ran out of items that fit
     return x, float(form.value(x)[0])
