@@ -30,25 +30,35 @@ def _pipage(x: np.ndarray, group: np.ndarray, rng: np.random.Generator,
     coordinate of a (row, group) is rounded down."""
     B, p = x.shape
     flat = x.ravel()  # a copy when x is a strided view: written back at the end
-    wts = np.tile(np.ones(p) if weight is None else weight, B)
+    wts = None if weight is None else np.tile(weight, B)  # unit weights: no products
     key = (np.arange(B)[:, None] * (int(group.max(initial=0)) + 1) + group[None, :]).ravel()
-    frac = np.nonzero((flat > 1e-9) & (flat < 1 - 1e-9))[0]
+    frac = np.flatnonzero((flat > 1e-9) & (flat < 1 - 1e-9))
     while len(frac) >= 2:
         f = frac[np.argsort(key[frac] + rng.random(len(frac)))]  # shuffled within each key
         k = key[f]
-        starts = np.flatnonzero(np.diff(k, prepend=-1))
+        new = np.ones(len(f), dtype=bool)  # where a key's run starts
+        np.not_equal(k[1:], k[:-1], out=new[1:])
+        starts = np.flatnonzero(new)
         rank = np.arange(len(f)) - np.repeat(starts, np.diff(starts, append=len(f)))
-        first = np.flatnonzero((rank % 2 == 0) & np.append(k[1:] == k[:-1], False))
+        new[:-1] = new[1:]  # the next one is in the same run: not its start
+        new[-1] = True
+        first = np.flatnonzero((rank % 2 == 0) & ~new)
         if not len(first):
             break
         i, j = f[first], f[first + 1]
-        up = np.minimum((1 - flat[i]) * wts[i], flat[j] * wts[j])  # weight moved from j to i
-        down = np.minimum(flat[i] * wts[i], (1 - flat[j]) * wts[j])  # from i to j
+        a, b = flat[i], flat[j]
+        if wts is None:
+            up, down = np.minimum(1 - a, b), np.minimum(a, 1 - b)  # moved from j to i, i to j
+        else:
+            up = np.minimum((1 - a) * wts[i], b * wts[j])
+            down = np.minimum(a * wts[i], (1 - b) * wts[j])
         moved = np.where(rng.random(len(i)) < down / (up + down), up, -down)
-        flat[i] += moved / wts[i]
-        flat[j] -= moved / wts[j]
-        flat[f] = np.where(flat[f] < 1e-9, 0.0, np.where(flat[f] > 1 - 1e-9, 1.0, flat[f]))
-        frac = f[(flat[f] > 0.0) & (flat[f] < 1.0)]
+        flat[i] = a + (moved if wts is None else moved / wts[i])
+        flat[j] = b - (moved if wts is None else moved / wts[j])
+        v = flat[f]
+        v = np.where(v < 1e-9, 0.0, np.where(v > 1 - 1e-9, 1.0, v))
+        flat[f] = v
+        frac = f[(v > 0.0) & (v < 1.0)]
     x[...] = np.where(flat > 1 - 1e-9, 1.0, 0.0).reshape(B, p)
 
 
