@@ -34,6 +34,10 @@ class NumpyOps:
     def numpy(self, a: np.ndarray) -> np.ndarray:
         return a
 
+    def positive(self, a: np.ndarray) -> np.ndarray:
+        """max(a, 0) (np.clip costs twice np.maximum's time on a few hundred values)."""
+        return np.maximum(a, 0.0)
+
     def take(self, a: np.ndarray, index: np.ndarray) -> np.ndarray:
         """a[b, index[b, j]] for each row b. The ascent's batches are one point, where plain
         indexing does it in a third of take_along_axis's time (3 against 13 µs)."""
@@ -108,6 +112,9 @@ class TorchOps:
 
     def numpy(self, a: torch.Tensor) -> np.ndarray:
         return a.cpu().numpy()
+
+    def positive(self, a: torch.Tensor) -> torch.Tensor:
+        return torch.clamp(a, min=0.0)
 
     def take(self, a: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
         return torch.gather(a, 1, index)

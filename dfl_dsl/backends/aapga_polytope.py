@@ -42,6 +42,7 @@ class Polytope:
         self.kinks = xp.concatenate([-self.cost2, self.cost2])  # slope changes of Σ c x(τ)
         self.full = (self.cost * self.upper).sum().reshape(1, 1)  # Σ c u
         self.caps = as_t(caps if self.single else np.append(caps, np.inf))
+        self.over = self.caps * (1 + 1e-12)  # a load above this is over the cap
         self.cap = float(caps[0])  # one group's cap, without reading it back from the device
         self.weight = self.cost * self.upper
         live = cost[form.upper > 0]
@@ -78,11 +79,12 @@ class Polytope:
         of the piecewise-linear Σ c x(τ) = cap: read off the sorted breakpoints for one
         group, found by Newton steps kept inside a bracket for several."""
         box = self.clip(v)
-        active = self._load(box) > self.caps * (1 + 1e-12)
+        active = self._load(box) > self.over
         if not bool(active.any()):
             return box
         if self.single:
-            return self.ops.xp.where(active, self._project_single(v), box)
+            return self._project_single(v) if v.shape[0] == 1 else self.ops.xp.where(
+                active, self._project_single(v), box)
         return self._project_groups(v, active, iters)
 
     def _project_single(self, v):
@@ -99,9 +101,11 @@ class Polytope:
         order = ops.argsort(points, stable=False)
         points = ops.take(points, order)
         slope = xp.cumsum(self.kinks[order], axis=1)
-        rise = xp.cumsum(slope[:, :-1] * xp.diff(points, axis=1), axis=1)
-        s = xp.concatenate([xp.broadcast_to(self.full, (v.shape[0], 1)), self.full + rise], axis=1)
-        last = xp.clip((s > self.caps).sum(axis=1, keepdims=True) - 1, 0, None)
+        rise = xp.cumsum(slope[:, :-1] * (points[:, 1:] - points[:, :-1]), axis=1)
+        full = self.full if v.shape[0] == 1 else xp.broadcast_to(self.full, (v.shape[0], 1))
+        s = xp.concatenate([full, self.full + rise], axis=1)
+        # the segment where s crosses the cap: s falls from s[0] = Σ c u > cap (an active row)
+        last = (s[:, 1:] > self.caps).sum(axis=1, keepdims=True)
         s0, t0, k0 = ops.take(s, last), ops.take(points, last), ops.take(slope, last)
         tau = xp.where(k0 < 0, t0 + (self.caps - s0) / xp.where(k0 < 0, k0, -1.0), t0)
         return self.clip(v - (tau if self.unit else tau * self.cost))
@@ -153,7 +157,8 @@ class Polytope:
             before = xp.cumsum(weight, axis=1) - weight
             first = ops.group_reduce(before, gid, self.G + 1, "min", np.inf)
             room = caps[gid] - (before - ops.take(first, gid))  # each group starts at its first
-        amount = xp.minimum(xp.clip(room / self.cost[order], 0.0, None), self.upper[order])
+        amount = xp.minimum(ops.positive(room if self.unit else room / self.cost[order]),
+                            self.upper[order])
         return order, xp.where(ops.take(ratio, order) > -np.inf, amount, 0.0)
 
     def argmax(self, grad, widen: float = 1.0):
