@@ -244,20 +244,24 @@ def _apply_swaps(form: SCMForm, x: np.ndarray, change: np.ndarray, out: np.ndarr
     and a swap elsewhere leaves them exact — and the set stays feasible. Returns how many."""
     A = form.A_csc
     touched = np.zeros(A.shape[0], dtype=bool)
-    used_out, used_in = np.zeros(len(out), dtype=bool), np.zeros(len(into), dtype=bool)
+    used: set[int] = set()  # the items of the swaps made
     good = np.flatnonzero(change > tol)
     made = 0
     for flat in good[np.argsort(-change.ravel()[good], kind="stable")][: 2 * len(out)]:
         a, b = divmod(int(flat), len(into))
-        rows = np.concatenate([A.indices[A.indptr[out[a]] : A.indptr[out[a] + 1]],
-                               A.indices[A.indptr[into[b]] : A.indptr[into[b] + 1]]])
-        if used_out[a] or used_in[b] or touched[rows].any():
+        a, b = int(out[a]), int(into[b])
+        if a in used or b in used:  # most candidates: the best few pairs share an item
             continue
-        x[out[a]], x[into[b]] = 0.0, 1.0
+        rows = np.concatenate([A.indices[A.indptr[a] : A.indptr[a + 1]],
+                               A.indices[A.indptr[b] : A.indptr[b + 1]]])
+        if touched[rows].any():
+            continue
+        x[a], x[b] = 0.0, 1.0
         if not form.feasible(x):
-            x[out[a]], x[into[b]] = 1.0, 0.0
+            x[a], x[b] = 1.0, 0.0
             continue
-        touched[rows] = used_out[a] = used_in[b] = True
+        touched[rows] = True
+        used.update((a, b))
         made += 1
     return made
 
