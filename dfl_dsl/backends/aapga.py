@@ -234,9 +234,10 @@ def _screened(form: SCMForm, F: _Relaxation, P: Polytope, work: np.ndarray, *, r
         x = P.ops.zeros((1, form.n))
         x[:, work] = last.x  # F(x) and Ax + b are the working set's: every other item is 0
         gx = F.grad_at_rows(last.t)
-        gap = float(P.linear_max(gx)[0] - (x * gx).sum())
+        picked, best = P.picked_and_max(gx, _WIDEN)  # the widened pick and the plain max
+        gap = float(best - (x * gx).sum())
         bound = min(bound, last.f + max(gap, 0.0))
-        grown = _union(work, _widened(P, gx), form.n)
+        grown = _union(work, picked, form.n)
         if gap <= rtol * max(abs(last.f), 1e-12) or done >= iters or len(grown) == len(work):
             return x, last.f, bound, done
         work = grown

@@ -11,6 +11,8 @@ fractional-knapsack greedy.
 
 from __future__ import annotations
 
+from functools import cached_property
+
 import numpy as np
 
 from ..compile.scm import SCMForm
@@ -36,10 +38,10 @@ class Polytope:
         self.unit = bool(np.all(cost == 1.0))  # a cardinality row: no products with the costs
         self.free = bool(np.all(form.upper > 0))  # no item fixed out: no mask for them
         self.G = G
-        self.gid = ops.ints(np.where(groups >= 0, groups, G))
+        if not self.single:  # one group needs no ids: its sums are plain sums
+            self.gid = ops.ints(np.where(groups >= 0, groups, G))
         self.cost, self.upper = as_t(cost), as_t(form.upper)
-        self.cost2, self.zero = self.cost**2, xp.zeros_like(self.upper)
-        self.kinks = xp.concatenate([-self.cost2, self.cost2])  # slope changes of Σ c x(τ)
+        self.zero = xp.zeros_like(self.upper)
         self.full = (self.cost * self.upper).sum().reshape(1, 1)  # Σ c u
         self.caps = as_t(caps if self.single else np.append(caps, np.inf))
         self.over = self.caps * (1 + 1e-12)  # a load above this is over the cap
@@ -48,6 +50,16 @@ class Polytope:
         live = cost[form.upper > 0]
         self.cheapest = float(live.min()) if len(live) else np.inf  # bounds what a cap holds
         self._tau = None  # the last projection's multipliers
+
+    @cached_property
+    def cost2(self):
+        return self.cost**2
+
+    @cached_property
+    def kinks(self):
+        """The slope changes of Σ c x(τ) (only projections need them: the full problem's
+        polytope, 20,000 items on the benchmark, only picks and starts)."""
+        return self.ops.xp.concatenate([-self.cost2, self.cost2])
 
     def inside(self):
         """A start (1, n) in P: u/2, scaled down until every group's cap holds it (for a
@@ -135,31 +147,46 @@ class Polytope:
         self._tau = tau
         return x
 
-    def _greedy(self, grad, widen: float):
-        """The fractional-knapsack greedy over P with every cap × `widen`: in each group, the
-        items by falling gain per cost, filled up to the cap (the last one fractionally).
-        Returns the items in that order and the amount each gets (B, m). One group needs only
-        the items its cap can hold (`ops.top`); several, two stable sorts."""
+    def _ranked(self, grad, widen: float):
+        """The items by falling gain per cost, group after group, that the greedy over P with
+        every cap × `widen` looks at, and the gains per cost (−inf where nothing is gained).
+        One group needs only the items its cap can hold (`ops.top`); several, two stable
+        sorts."""
         ops, xp = self.ops, self.ops.xp
         live = grad > 0 if self.free else (grad > 0) & (self.upper > 0)
         ratio = xp.where(live, grad if self.unit else grad / self.cost, -np.inf)
-        caps = self.caps * widen
         if self.single:
-            fits = self.cap * widen / self.cheapest + 1 if self.cheapest > 0 else np.inf
-            order = ops.top(ratio, int(min(self.upper.shape[0], fits)))
-            weight = self.weight[order]
+            return ops.top(ratio, self._holds(widen)), ratio
+        order = ops.argsort(ratio, descending=True)
+        return ops.take(order, ops.argsort(self.gid[order])), ratio
+
+    def _holds(self, widen: float) -> int:
+        """How many items one group's cap × `widen` can hold at most."""
+        fits = self.cap * widen / self.cheapest + 1 if self.cheapest > 0 else np.inf
+        return int(min(self.upper.shape[0], fits))
+
+    def _amounts(self, order, ratio, widen: float):
+        """The fractional-knapsack greedy's amounts (B, m) for the items in `order`: each
+        group's items filled up to its cap × `widen`, the last one fractionally."""
+        ops, xp = self.ops, self.ops.xp
+        caps = self.caps * widen
+        weight = self.weight[order]
+        if self.single:
             room = caps - (xp.cumsum(weight, axis=1) - weight)
         else:
-            order = ops.argsort(ratio, descending=True)
-            order = ops.take(order, ops.argsort(self.gid[order]))
             gid = self.gid[order]
-            weight = self.weight[order]
             before = xp.cumsum(weight, axis=1) - weight
             first = ops.group_reduce(before, gid, self.G + 1, "min", np.inf)
             room = caps[gid] - (before - ops.take(first, gid))  # each group starts at its first
         amount = xp.minimum(ops.positive(room if self.unit else room / self.cost[order]),
                             self.upper[order])
-        return order, xp.where(ops.take(ratio, order) > -np.inf, amount, 0.0)
+        return xp.where(ops.take(ratio, order) > -np.inf, amount, 0.0)
+
+    def _greedy(self, grad, widen: float):
+        """The fractional-knapsack greedy over P with every cap × `widen`: the items it looks
+        at, in its order, and the amount each gets (B, m)."""
+        order, ratio = self._ranked(grad, widen)
+        return order, self._amounts(order, ratio, widen)
 
     def argmax(self, grad, widen: float = 1.0):
         """argmax_{v∈P} gradᵀv (with the caps × `widen`), for each row of grad (B, n)."""
@@ -176,3 +203,15 @@ class Polytope:
         """max_{v∈P} gradᵀv per row, without building v (the Frank–Wolfe gap's half)."""
         order, amount = self._greedy(grad, 1.0)
         return (self.ops.take(grad, order) * amount).sum(axis=1)
+
+    def picked_and_max(self, grad, widen: float) -> tuple[np.ndarray, float]:
+        """picked(grad, widen) and linear_max(grad) for grad's first row from one ranking:
+        the widened greedy's order starts with the plain one's (two passes over 20,000
+        gains on the benchmark instead of four)."""
+        order, ratio = self._ranked(grad[:1], widen)
+        wide = self._amounts(order, ratio, widen)
+        picked = np.sort(self.ops.numpy(order[0][wide[0] > 0]))
+        if self.single:
+            order = order[:, : self._holds(1.0)]
+        best = (self.ops.take(grad[:1], order) * self._amounts(order, ratio, 1.0)).sum(axis=1)
+        return picked, float(best[0])

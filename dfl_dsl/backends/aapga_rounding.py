@@ -73,7 +73,8 @@ def _shares(form: SCMForm, t: np.ndarray, rows: np.ndarray, data: np.ndarray,
     """w_r (φ_r(t_r ± a_ri) − φ_r(t_r)) for nonzeros a_ri at `rows` with values `data`: each
     nonzero's share of its item's marginal gain, t (R,) or (B, R)."""
     t = t[..., rows]
-    return (form.atoms(t + sign * data, rows) - form.atoms(t, rows)) * form.w[rows]
+    return (form.atoms(t + data if sign > 0 else t - data, rows) - form.atoms(t, rows)
+            ) * form.w[rows]
 
 
 def _gains(form: SCMForm, t: np.ndarray, cols: np.ndarray, sign: float = 1.0) -> np.ndarray:
