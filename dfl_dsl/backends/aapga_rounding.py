@@ -156,14 +156,23 @@ def _fill(form: SCMForm, x: np.ndarray) -> np.ndarray:
     t = _rows_of(form, x)
     share = _shares(form, t, rows, data)
     gain = np.bincount(owner, weights=share, minlength=n) + form.g
+    gain[~room.free] = -np.inf  # in the set or fixed out: never picked (−inf + δ stays −inf)
+    # with unit costs (or none), an item not in the set fits as long as one more item does
+    capped = form.kind in ("knapsack", "partition")
     hit = np.zeros(len(t), dtype=bool)
     while True:
-        fits = room.mask()
-        score = gain / form.cost if form.kind == "knapsack" else gain
-        best = int(np.argmax(np.where(fits, score, -np.inf)))
-        if not fits[best] or gain[best] <= 1e-12:
+        if capped:
+            fits = room.mask()
+            score = gain / form.cost if form.kind == "knapsack" else gain
+            best = int(np.argmax(np.where(fits, score, -np.inf)))
+            fit = bool(fits[best])
+        else:
+            best = int(np.argmax(gain))
+            fit = form.cost[best] <= form.budget - room.used + 1e-9
+        if not fit or gain[best] <= 1e-12:
             return x
         x[best] = 1.0
+        gain[best] = -np.inf
         room.take(best)
         picked = slice(begins[best], ends[best])
         r = rows[picked]
