@@ -43,6 +43,7 @@ class Polytope:
         self.cost, self.upper = as_t(cost), as_t(form.upper)
         self.zero = xp.zeros_like(self.upper)
         self.full = (self.cost * self.upper).sum().reshape(1, 1)  # Σ c u
+        self.full_value = float(self.full[0, 0])
         self.caps = as_t(caps if self.single else np.append(caps, np.inf))
         self.over = self.caps * (1 + 1e-12)  # a load above this is over the cap
         self.cap = float(caps[0])  # one group's cap, without reading it back from the device
@@ -95,9 +96,28 @@ class Polytope:
         if not bool(active.any()):
             return box
         if self.single:
-            return self._project_single(v) if v.shape[0] == 1 else self.ops.xp.where(
-                active, self._project_single(v), box)
+            if v.shape[0] == 1:
+                return self._project_point(v)
+            return self.ops.xp.where(active, self._project_single(v), box)
         return self._project_groups(v, active, iters)
+
+    def _project_point(self, v):
+        """`_project_single` for one point (1, n) (the ascent's case), in one dimension with
+        τ as a number: the same arithmetic in two thirds of the calls."""
+        xp, w = self.ops.xp, v[0]
+        if self.unit:
+            points = xp.concatenate([w - self.upper, w])
+        else:
+            points = xp.concatenate([(w - self.upper) / self.cost, w / self.cost])
+        order = xp.argsort(points)
+        points = points[order]
+        slope = xp.cumsum(self.kinks[order], axis=0)
+        s = self.full_value + xp.cumsum(slope[:-1] * (points[1:] - points[:-1]), axis=0)
+        last = int((s > self.cap).sum())  # s falls from Σ c u > cap at the first breakpoint
+        s0 = self.full_value if last == 0 else float(s[last - 1])
+        t0, k0 = float(points[last]), float(slope[last])
+        tau = t0 + (self.cap - s0) / k0 if k0 < 0 else t0
+        return self.clip(v - (tau if self.unit else tau * self.cost))
 
     def _project_single(self, v):
         """One group, exactly and without a loop: s(τ) = Σ c_i clip(v_i − τ c_i, 0, u_i) falls
