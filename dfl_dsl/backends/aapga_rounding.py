@@ -278,14 +278,16 @@ def _apply_swaps(form: SCMForm, x: np.ndarray, change: np.ndarray, out: np.ndarr
     return made
 
 
-def _swap(form: SCMForm, x: np.ndarray, max_swaps: int) -> np.ndarray:
+def _swap(form: SCMForm, x: np.ndarray, max_swaps: int, value: float | None = None
+          ) -> np.ndarray:
     """Improving 1-swaps — every (chosen item out, candidate in) pair scored exactly in one
     vectorized pass, then the best ones that don't interact made together — until none
     improves or `max_swaps` passes. Candidates: the 2|chosen| items of largest marginal gain,
     which keeps a pass at |chosen|² pairs however many items there are. One pass over the
-    nonzeros gives every item's gain (outside the set) or loss (inside) at once."""
+    nonzeros gives every item's gain (outside the set) or loss (inside) at once. `value`:
+    F(x), when the caller has it (it scales the tolerance)."""
     x = x.copy()
-    tol = 1e-12 * max(1.0, abs(float(form.value(x)[0])))
+    tol = 1e-12 * max(1.0, abs(float(form.value(x)[0]) if value is None else value))
     cols = _Columns(form)
     live = form.upper > 0.5
     for _ in range(max_swaps):
@@ -348,8 +350,10 @@ def round_solution(form: SCMForm, frac: np.ndarray, *, roundings: int = 8,
         candidates = np.vstack([candidates, pool == single])
     best = candidates[int(np.argmax(sub.value(candidates)))]
     filled = [_fill(sub, start) for start in (best, np.zeros(sub.n))]
+    values = sub.value(np.stack(filled))
+    better = int(np.argmax(values))
     x = np.zeros(form.n)
-    x[pool] = chosen = _swap(sub, filled[int(np.argmax(sub.value(np.stack(filled))))], max_swaps)
+    x[pool] = chosen = _swap(sub, filled[better], max_swaps, float(values[better]))
     if not _Room(form, x).mask().any():  # every item in the set is in the support
         return x, float(sub.value(chosen)[0])
     x = _fill(form, x)  # the support ran out of items that fit
