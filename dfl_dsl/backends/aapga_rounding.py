@@ -69,12 +69,13 @@ def _rows_of(form: SCMForm, x: np.ndarray) -> np.ndarray:
 
 
 def _shares(form: SCMForm, t: np.ndarray, rows: np.ndarray, data: np.ndarray,
-            sign: float = 1.0) -> np.ndarray:
+            sign: float = 1.0, weighted: bool = True) -> np.ndarray:
     """w_r (φ_r(t_r ± a_ri) − φ_r(t_r)) for nonzeros a_ri at `rows` with values `data`: each
-    nonzero's share of its item's marginal gain, t (R,) or (B, R)."""
+    nonzero's share of its item's marginal gain, t (R,) or (B, R); `weighted` False when
+    every w_r is 1."""
     t = t[..., rows]
-    return (form.atoms(t + data if sign > 0 else t - data, rows) - form.atoms(t, rows)
-            ) * form.w[rows]
+    moved = form.atoms(t + data if sign > 0 else t - data, rows) - form.atoms(t, rows)
+    return moved * form.w[rows] if weighted else moved
 
 
 def _gains(form: SCMForm, t: np.ndarray, cols: np.ndarray, sign: float = 1.0) -> np.ndarray:
@@ -150,12 +151,11 @@ def _fill(form: SCMForm, x: np.ndarray) -> np.ndarray:
     room = _Room(form, x)
     if not room.mask().any():
         return x
-    rows, data, ends = form.nonzeros(np.arange(n))
-    rows = rows.astype(np.int64)  # scipy's int32: numpy gathers by int64 in half the time
+    cols = _Columns(form)
+    rows, data, owner, ends = cols.rows, cols.data, cols.owner, cols.ends
     begins = ends - np.diff(ends, prepend=0)
-    owner = np.repeat(np.arange(n), ends - begins)
     t = _rows_of(form, x)
-    share = _shares(form, t, rows, data)
+    share = _shares(form, t, rows, data, weighted=cols.weighted)
     gain = np.bincount(owner, weights=share, minlength=n) + form.g
     gain[~room.free] = -np.inf  # in the set or fixed out: never picked (−inf + δ stays −inf)
     # with unit costs (or none), an item not in the set fits as long as one more item does
@@ -181,7 +181,7 @@ def _fill(form: SCMForm, x: np.ndarray) -> np.ndarray:
         hit[r] = True
         touched = np.flatnonzero(hit[rows])
         hit[r] = False
-        new = _shares(form, t, rows[touched], data[touched])
+        new = _shares(form, t, rows[touched], data[touched], weighted=cols.weighted)
         gain += np.bincount(owner[touched], weights=new - share[touched], minlength=n)
         share[touched] = new
 
@@ -189,12 +189,16 @@ def _fill(form: SCMForm, x: np.ndarray) -> np.ndarray:
 class _Columns:
     """The form's nonzeros as stored, column after column, with each one's column: the swap
     passes pick the nonzeros of a set of items by a mask over them (two calls) instead of
-    gathering each item's run (ten)."""
+    gathering each item's run (ten). The flags say which of b, w and g do nothing (b = 0,
+    w = 1, g = 0: the benchmark's features), so that the fill's and the swaps' steps skip
+    them."""
 
     def __init__(self, form: SCMForm) -> None:
-        self.rows, self.data, ends = form.nonzeros(np.arange(form.n))
+        self.rows, self.data, self.ends = form.nonzeros(np.arange(form.n))
         self.rows = self.rows.astype(np.int64)  # numpy gathers by int64 in half the time
-        self.owner = np.repeat(np.arange(form.n), np.diff(ends, prepend=0))
+        self.owner = np.repeat(np.arange(form.n), np.diff(self.ends, prepend=0))
+        self.shifted, self.weighted = bool(np.any(form.b != 0)), bool(np.any(form.w != 1))
+        self.linear = bool(np.any(form.g != 0))
 
 
 class _Scores(NamedTuple):
@@ -202,6 +206,7 @@ class _Scores(NamedTuple):
     gain F(S + i) − F(S) or, for the items of S, loss F(S − i) − F(S), and those per item."""
 
     inside: np.ndarray
+    held: np.ndarray  # the nonzeros of the items of S
     t: np.ndarray
     share: np.ndarray
     gain: np.ndarray
@@ -211,11 +216,15 @@ def _scores(form: SCMForm, cols: _Columns, x: np.ndarray) -> _Scores:
     """Every item's gain or loss at the set x in one pass over the nonzeros."""
     inside = x > 0.5
     held = inside[cols.owner]
-    t = form.b + np.bincount(cols.rows[held], weights=cols.data[held], minlength=len(form.b))
-    share = _shares(form, t, cols.rows, np.where(held, -cols.data, cols.data))
-    gain = np.bincount(cols.owner, weights=share, minlength=form.n) + np.where(inside, -form.g,
-                                                                               form.g)
-    return _Scores(inside, t, share, gain)
+    t = np.bincount(cols.rows[held], weights=cols.data[held], minlength=len(form.b))
+    if cols.shifted:
+        t = form.b + t
+    share = _shares(form, t, cols.rows, np.where(held, -cols.data, cols.data),
+                    weighted=cols.weighted)
+    gain = np.bincount(cols.owner, weights=share, minlength=form.n)
+    if cols.linear:
+        gain = gain + np.where(inside, -form.g, form.g)
+    return _Scores(inside, held, t, share, gain)
 
 
 def _swap_change(form: SCMForm, cols: _Columns, at: _Scores, out: np.ndarray,
@@ -226,7 +235,7 @@ def _swap_change(form: SCMForm, cols: _Columns, at: _Scores, out: np.ndarray,
     grouped by row), so a pass costs the shared rows, not |out| copies of t."""
     t, share = at.t, at.share
     change = at.gain[out][:, None] + at.gain[into][None, :]
-    held = at.inside[cols.owner]
+    held = at.held
     rows_a, data_a, owner_a = cols.rows[held], cols.data[held], cols.owner[held]
     wanted = np.zeros(form.n, dtype=bool)
     wanted[into] = True
@@ -241,8 +250,11 @@ def _swap_change(form: SCMForm, cols: _Columns, at: _Scores, out: np.ndarray,
     r = rows_b[pair_b]
     # [φ(t − a + b) − φ(t − a)] − [φ(t + b) − φ(t)]: b's share once a has left, less its share
     without = t[r] - data_a[pair_a]
-    both = ((form.atoms(without + data_b[pair_b], r) - form.atoms(without, r)) * form.w[r]
-            - share[picked][pair_b])
+    both = form.atoms(without + data_b[pair_b], r)
+    both -= form.atoms(without, r)
+    if cols.weighted:
+        both *= form.w[r]
+    both -= share[picked][pair_b]
     position = np.zeros(form.n, dtype=np.int64)
     position[out], position[into] = np.arange(len(out)), np.arange(len(into))
     pair = position[owner_a[pair_a]] * len(into) + position[owner_b[pair_b]]
@@ -298,8 +310,9 @@ def _swap(form: SCMForm, x: np.ndarray, max_swaps: int, value: float | None = No
             break
         if len(into) > 2 * len(chosen):
             into = into[np.argpartition(-at.gain[into], 2 * len(chosen))[: 2 * len(chosen)]]
-        change = np.where(_swap_fits(form, x, chosen, into),
-                          _swap_change(form, cols, at, chosen, into), -np.inf)
+        change = _swap_change(form, cols, at, chosen, into)
+        if form.kind not in ("cardinality", "none"):  # where every swap of S fits anyway
+            change = np.where(_swap_fits(form, x, chosen, into), change, -np.inf)
         if not _apply_swaps(form, x, change, chosen, into, tol):
             break
     return x
