@@ -27,7 +27,7 @@ import math
 import torch
 
 from .loss_settings import TASK_LOSSES
-from .losses import LOSSES, _DFLLoss, _Perturbed
+from .losses import LOSSES, _DFLLoss, _Perturbed, task_loss
 
 SUM_OF_GAMMA_TERMS = 10  # s in SoG(κ, s); PyEPO's and the paper's choice
 
@@ -45,24 +45,15 @@ class _SumOfGamma(_Perturbed):
         self.direction = direction  # ±1 where a predicted param enters the cost, else 0
 
     def sample(self, c_hat: torch.Tensor) -> torch.Tensor:
+        """ε (B, S, n) in float32, as the Gaussian draws (`_Perturbed.sample`): the same seed
+        gives PyEPO's draws for a torch model's float32 predictions, bit for bit."""
         b, n = c_hat.shape
         k, s = self.kappa, SUM_OF_GAMMA_TERMS
-        shape = torch.full((s, b, self.n_samples, n), 1.0 / k, dtype=torch.float64)
-        scale = k / torch.arange(1, s + 1, dtype=torch.float64).view(s, 1, 1, 1)
+        shape = torch.full((s, b, self.n_samples, n), 1.0 / k, dtype=torch.float32)
+        scale = k / torch.arange(1, s + 1, dtype=torch.float32).view(s, 1, 1, 1)
         gamma = torch._standard_gamma(shape, generator=self.generator) * scale
         noise = (gamma.sum(0) - math.log(s)) / k
         return (noise * self.direction).to(c_hat)
-
-
-def task_loss(w_bar: torch.Tensor, w_true: torch.Tensor, c: torch.Tensor, kind: str):
-    """A smoothed decision's loss per sample: its regret cᵀ(w̄ - w*), or its l1 / mse
-    distance to w* (mean over the entries, as torch's L1Loss / MSELoss)."""
-    diff = w_bar - w_true.to(w_bar)
-    if kind == "l1":
-        return diff.abs().mean(-1)
-    if kind == "mse":
-        return (diff**2).mean(-1)
-    return (c.to(w_bar) * diff).sum(-1)
 
 
 class _ImplicitMLEFn(torch.autograd.Function):

@@ -219,6 +219,18 @@ class Oracle:
                                   else theta.detach().cpu(), dtype=torch.float64)
         return self.solve(self.costs(theta_t))
 
+    def seed_pool(self, solutions: np.ndarray) -> None:
+        """Add known solutions (a training set's w*) to the pool."""
+        for row in np.asarray(solutions):
+            self.pool.setdefault(pool_key(row), row)
+
+    def pool_decisions(self, costs: torch.Tensor) -> torch.Tensor:
+        """The pool's best solution for each cost vector (rows of `costs`, any leading axes):
+        the cached answer of solution caching (Mulamba et al., IJCAI 2021), no solver call."""
+        pool = torch.as_tensor(self.pool_array(), dtype=torch.float64, device=costs.device)
+        best = (costs.detach().to(pool) @ pool.T).argmin(-1)
+        return pool[best]
+
     def pool_array(self) -> np.ndarray:
         return np.stack(list(self.pool.values())) if self.pool else np.zeros((0, self.n))
 

@@ -19,7 +19,7 @@ from .checkpoint import load_checkpoint
 from .dataset import DFLData, ScenarioData
 from .loss_settings import check_loss_settings
 from .options import TrainOptions
-from .recipe import find_recipe, run_generator
+from .recipe import find_recipe, is_recipe, read_recipe, run_generator
 from .scenario_trainer import SCENARIO_LOSSES, ScenarioTrainer
 from .trainer import Trainer
 
@@ -27,7 +27,8 @@ from .trainer import Trainer
 def _instance_and_data(model_path: Path, data, train_file, test_file):
     """The bound instance, training and test data: from files, or from the model's recipe."""
     model = load(model_path)
-    recipe = find_recipe(Path(model_path)) if train_file is None else None
+    recipe = (find_recipe(Path(model_path)) if train_file is None
+              else read_recipe(Path(train_file)) if is_recipe(train_file) else None)
     if train_file is None and recipe is None:
         raise DflError(
             "no training data: give --train FILE.npz (see `dfl generate`), or ship a recipe "
