@@ -61,8 +61,10 @@ class ConditionRules:
         return Val(np.logical_not(v.payload), v.framed, v.shape, "bool")
 
     def _v_Member(self, node: ast.Member, frame: Frame) -> Val:
-        element = self.value(node.element, frame)
         the_set = self.set_of(node.set, frame)
+        if isinstance(node.element, ast.Tuple):
+            return self._tuple_member(node.element, the_set, frame)
+        element = self.value(node.element, frame)
         keys = np.asarray(element.payload)
         if isinstance(the_set, RowRanges):
             keys = np.broadcast_to(keys, (frame.n,))
@@ -72,6 +74,18 @@ class ConditionRules:
             keys = number_keys(keys)
         inside = the_set.position(np.atleast_1d(keys).ravel()) >= 0
         return Val(inside.reshape(keys.shape), element.framed, element.shape, "bool")
+
+    def _tuple_member(self, node: ast.Tuple, the_set: SetValue | RowRanges, frame: Frame) -> Val:
+        """`(a, b) in PAIRS`: one lookup of the stacked component keys per frame row."""
+        if isinstance(the_set, RowRanges) or the_set.dim != len(node.items):
+            raise DflError(f"the set holds {_set_dim(the_set)}-tuples, tested here with "
+                           f"{len(node.items)}-tuples", node.pos)
+        parts = [self.element_keys(part, frame) for part in node.items]
+        framed = any(np.ndim(keys) for keys in parts)
+        n = frame.n if framed else 1
+        query = np.stack([np.broadcast_to(keys, (n,)) for keys in parts], axis=1)
+        inside = the_set.position(query) >= 0
+        return Val(inside if framed else np.asarray(inside[0]), framed, (), "bool")
 
     def _v_IfThenElse(self, node: ast.IfThenElse, frame: Frame) -> Val:
         cond = self.value(node.cond, frame)
@@ -191,6 +205,10 @@ class ConditionRules:
         inside = right.position(left.keys) >= 0
         keep = inside if node.op == "inter" else ~inside
         return Val(SetValue(left.keys[keep]), kind="set")
+
+
+def _set_dim(the_set: SetValue | RowRanges) -> int:
+    return 1 if isinstance(the_set, RowRanges) else the_set.dim
 
 
 def _has_strings(v: Val) -> bool:

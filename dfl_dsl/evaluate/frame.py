@@ -115,19 +115,23 @@ class Frame:
 
 SetEvaluator = Callable[[object, Frame], "SetValue | RowRanges"]
 MaskEvaluator = Callable[[object, Frame], np.ndarray]
+# a tuple component's keys per frame row when it matches (None: a fresh dummy)
+MatchEvaluator = Callable[[object, Frame], "np.ndarray | None"]
 
 
-def join(parent: Frame, items, filter_, eval_set: SetEvaluator, eval_mask: MaskEvaluator) -> Frame:
+def join(parent: Frame, items, filter_, eval_set: SetEvaluator, eval_mask: MaskEvaluator,
+         eval_match: MatchEvaluator | None = None) -> Frame:
     """The child frame of `parent` for an index's items and filter."""
     frame = Frame(parent.n, {}, parent, np.arange(parent.n, dtype=np.int64))
     for item in items:
         the_set = eval_set(item.set, frame)
-        names = item.names or tuple(f"#{id(item)}:{k}" for k in range(_width(the_set)))
-        bound = [k for k, name in enumerate(names) if frame.get(name) is not None]
+        names = item.names or ("",) * _width(the_set)
+        names = tuple(name or f"#{id(item)}:{k}" for k, name in enumerate(names))
+        fixed = _fixed(frame, item, names, eval_match)
         if isinstance(the_set, RowRanges):
-            frame = _expand_ranges(frame, names[0], the_set, bool(bound))
-        elif bound:
-            frame = _join_pattern(frame, names, bound, the_set)
+            frame = _expand_ranges(frame, names[0], the_set, bool(fixed))
+        elif fixed:
+            frame = _join_pattern(frame, names, fixed, the_set)
         else:
             frame = _cross(frame, names, the_set)
     if filter_ is not None:
@@ -135,6 +139,21 @@ def join(parent: Frame, items, filter_, eval_set: SetEvaluator, eval_mask: MaskE
         if not mask.all():
             frame = frame.take(np.nonzero(mask)[0])
     return frame
+
+
+def _fixed(frame: Frame, item, names, eval_match: MatchEvaluator | None) -> dict[int, np.ndarray]:
+    """The keys, per frame row, of the components that match rather than bind: names bound
+    already (outer dummies) and, in a tuple pattern, params, literals and expressions."""
+    fixed: dict[int, np.ndarray] = {}
+    for k, name in enumerate(names):
+        column = frame.get(name)
+        if column is not None:
+            fixed[k] = column.keys
+        elif item.parts and eval_match is not None:
+            keys = eval_match(item.parts[k], frame)
+            if keys is not None:
+                fixed[k] = keys
+    return fixed
 
 
 def _width(the_set) -> int:
@@ -199,9 +218,11 @@ def _expand_ranges(frame: Frame, name: str, ranges: RowRanges, bound: bool) -> F
     return _extend(frame, rows, {name: Column(lo[rows] + offsets)})
 
 
-def _join_pattern(frame: Frame, names, bound: list[int], the_set: SetValue) -> Frame:
-    """Rows of `the_set` whose bound components equal the frame's dummies: a sort-merge join."""
-    row_keys = np.stack([frame.get(names[k]).keys for k in bound], axis=1)
+def _join_pattern(frame: Frame, names, fixed: dict[int, np.ndarray], the_set: SetValue) -> Frame:
+    """Rows of `the_set` whose fixed components equal the frame row's keys (its dummies, or
+    the matched values): a sort-merge join."""
+    bound = sorted(fixed)
+    row_keys = np.stack([fixed[k] for k in bound], axis=1)
     candidates = _alike(names, the_set.keys)
     set_codes, row_codes = combine_columns(the_set.keys[candidates][:, bound], row_keys)
     order = candidates[np.argsort(set_codes, kind="stable")]

@@ -196,8 +196,12 @@ class _ToAst:
         return ast.IndexItem((str(c[0]),), c[2], pos=_pos(meta))
 
     def bind_tuple(self, meta, c):
-        names = tuple(str(x) for x in c[:-2])
-        return ast.IndexItem(names, c[-1], pos=_pos(meta))
+        parts = tuple(c[:-2])
+        names = tuple(p.id if isinstance(p, ast.Name) else "" for p in parts)
+        return ast.IndexItem(names, c[-1], parts, pos=_pos(meta))
+
+    def tuple_expr(self, meta, c):
+        return ast.Tuple(tuple(c), pos=_pos(meta))
 
     def bind_none(self, meta, c):
         return ast.IndexItem((), c[0], pos=_pos(meta))

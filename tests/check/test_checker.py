@@ -306,3 +306,34 @@ def test_uncertain_param_inside_a_scaled_or_reduced_atom() -> None:
 def test_a_param_entering_nonlinearly_is_named_by_its_kind(expr: str, message: str) -> None:
     with pytest.raises(dfl.DflError, match=re.escape(message)):
         dfl.parse(DECLS + f"minimize o: {expr};\n")
+
+
+GRAPH = ("set N;\nset A within N * N;\nparam s in N;\nparam w{A};\nvar f{A} >= 0;\n"
+         "var y{N};\n")
+
+
+@pytest.mark.parametrize("text", [
+    "s.t. c: sum{(s, j) in A} f[s, j] == 1;",
+    's.t. c: sum{("a", j) in A} f["a", j] == 1;',
+    "s.t. c{i in N}: sum{(j, i) in A : (i, j) in A} f[j, i] <= 1;",
+    "s.t. c: sum{j in N, (j, k) in A, (k, s) in A} f[k, s] <= 1;",
+])
+def test_tuple_components_that_match(text: str) -> None:
+    assert dfl.parse(GRAPH + text).klass.name == "LP"
+
+
+@pytest.mark.parametrize(("text", "message", "col"), [
+    ("s.t. c{(s, j) in A}: f[s, j] >= 0;",
+     "a declaration's index binds a new dummy in every tuple component", 9),
+    ("s.t. c: sum{(y, j) in A} 1 >= 0;", "dummy `y` hides the var `y`", 14),
+    ('s.t. c: sum{(y["a"], j) in A} 1 >= 0;', "must be one element from data", 14),
+    ("s.t. c: sum{(i, j) in A : (i, j, i) in A} f[i, j] >= 0;",
+     "the set holds 2-tuples, tested here with 3-tuples", 27),
+    ("s.t. c: sum{(i, j) in A : (i, f[i, j]) in A} f[i, j] >= 0;",
+     "`in` tests data, not variables", 31),
+    ("s.t. c: (1, 2) >= 0;", "a tuple `(a, b)` is only tested for membership", 9),
+])
+def test_misused_tuples_are_located(text: str, message: str, col: int) -> None:
+    with pytest.raises(dfl.DflError, match=re.escape(message)) as info:
+        dfl.parse(GRAPH + text)
+    assert (info.value.pos.line, info.value.pos.column) == (7, col)

@@ -64,6 +64,56 @@ def test_repeated_dummy_in_a_tuple_pattern_is_an_equality():
     assert _objective_vector(inst).tolist() == [1 + 10, 20, 1 + 20]
 
 
+MATCHES = """
+set N; set A within N * N; param s in N; param w{A};
+var f{A} >= 0;
+expr out_s = sum{(s, j) in A} w[s, j] * f[s, j];
+expr into_lit = sum{(i, "n1") in A} f[i, "n1"];
+expr two_way = sum{(i, j) in A : (j, i) in A} f[i, j];
+expr next_hop = sum{k in N, (k, j) in A, (j, l) in A : l != k} f[j, l];
+"""
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_matched_tuple_components_against_brute_force(seed):
+    """Params, literals and outer dummies in a tuple pattern match (joins), and `(j, i) in A`
+    tests membership: each expr's coefficients against a loop over the arcs."""
+    rng = np.random.default_rng(seed)
+    nodes = [f"n{k}" for k in range(int(rng.integers(2, 7)))]
+    arcs = [(a, b) for a in nodes for b in nodes if a != b and rng.random() < 0.5]
+    arcs = [arcs[k] for k in rng.permutation(len(arcs))]
+    w = rng.normal(size=len(arcs))
+    s = nodes[int(rng.integers(len(nodes)))]
+    inst = bind(MATCHES, {"N": nodes, "A": [list(a) for a in arcs], "s": s, "w": w.tolist()})
+    z = rng.normal(size=inst.width)
+
+    def at(name):
+        return poly_at(_value(inst, name), z)
+
+    f = dict(zip(arcs, z[: len(arcs)], strict=True))
+    assert at("out_s") == pytest.approx([sum(w[k] * f[a] for k, a in enumerate(arcs)
+                                             if a[0] == s)])
+    assert at("into_lit") == pytest.approx([sum(f[a] for a in arcs if a[1] == "n1")])
+    assert at("two_way") == pytest.approx([sum(f[a] for a in arcs if a[::-1] in f)])
+    assert at("next_hop") == pytest.approx([sum(f[(j, m)] for (k, j) in arcs
+                                                for (j2, m) in arcs if j2 == j and m != k)])
+
+
+def test_an_expression_component_matches_per_row():
+    text = """set T = 1..4; set P within T * T; var y{T} in [0, 1];
+              maximize o: sum{t in 1..2, (t + 1, u) in P} 10 ^ t * y[u];"""
+    inst = bind(text, {"P": [[2, 3], [3, 1], [4, 4], [2, 4]]})
+    # t = 1 matches (2, 3) and (2, 4); t = 2 matches (3, 1); (4, 4) matches no t
+    assert _objective_vector(inst).tolist() == [100, 0, 10, 10]
+
+
+def test_a_number_that_is_no_element_matches_nothing():
+    text = """set T = 1..3; set P within T * T; param h; var y{T} in [0, 1];
+              maximize o: sum{(h, u) in P} y[u] + sum{t in T : (h, t) in P} 2 * y[t];"""
+    assert _objective_vector(bind(text, {"P": [[1, 2]], "h": 1.5})).tolist() == [0, 0, 0]
+    assert _objective_vector(bind(text, {"P": [[1, 2]], "h": 1})).tolist() == [0, 3, 0]
+
+
 def test_dependent_ranges():
     text = """
     set J; param d{J} : int >= 1; param T : int;
