@@ -11,7 +11,7 @@ import scipy.sparse as sp
 from .. import ast
 from ..errors import DflError
 from .elements import ELEMENT_RANGE, STRING_BASE, SetValue, number_keys, whole_keys
-from .frame import Frame, RowRanges
+from .frame import Frame, RowRanges, RowSets
 from .nonlinear import NL
 from .sizes import check_count
 from .values import EvalError, Val, aligned_array, expand, flat_data, out_shape
@@ -66,6 +66,9 @@ class ConditionRules:
             return self._tuple_member(node.element, the_set, frame)
         element = self.value(node.element, frame)
         keys = np.asarray(element.payload)
+        if isinstance(the_set, RowSets):
+            keys = self.element_keys(node.element, frame)
+            return Val(the_set.contains(np.broadcast_to(keys, (frame.n,))), True, (), "bool")
         if isinstance(the_set, RowRanges):
             keys = np.broadcast_to(keys, (frame.n,))
             inside = (keys >= the_set.lo) & (keys <= the_set.hi)
@@ -77,7 +80,7 @@ class ConditionRules:
 
     def _tuple_member(self, node: ast.Tuple, the_set: SetValue | RowRanges, frame: Frame) -> Val:
         """`(a, b) in PAIRS`: one lookup of the stacked component keys per frame row."""
-        if isinstance(the_set, RowRanges) or the_set.dim != len(node.items):
+        if isinstance(the_set, (RowRanges, RowSets)) or the_set.dim != len(node.items):
             raise DflError(f"the set holds {_set_dim(the_set)}-tuples, tested here with "
                            f"{len(node.items)}-tuples", node.pos)
         parts = [self.element_keys(part, frame) for part in node.items]
@@ -170,10 +173,14 @@ class ConditionRules:
         return Val(RowRanges(lo_arr, hi_arr), True, (), "set")
 
     def _v_SetLiteral(self, node: ast.SetLiteral, frame: Frame) -> Val:
+        values = [self.value(element, frame) for element in node.elements]
+        if any(v.framed for v in values):  # `{i, s}` with a dummy: a set per frame row
+            listed = [np.broadcast_to(self.element_keys(e, frame), (frame.n,))
+                      for e in node.elements]
+            return Val(RowSets(np.stack(listed, axis=1)), True, (), "set")
         keys = []
-        for element in node.elements:
-            v = self.value(element, frame)
-            if v.framed or v.symbolic or v.shape != ():
+        for element, v in zip(node.elements, values, strict=True):
+            if v.symbolic or v.shape != ():
                 raise DflError("a set literal lists fixed elements", element.pos)
             key = np.asarray(v.payload)
             if v.kind != "elem":
@@ -190,6 +197,13 @@ class ConditionRules:
     def _v_SetOp(self, node: ast.SetOp, frame: Frame) -> Val:
         left = self.set_of(node.left, frame)
         right = self.set_of(node.right, frame)
+        if isinstance(right, RowSets) and isinstance(left, SetValue) and node.op == "diff" \
+                and right.base is None and left.dim == 1:
+            return Val(RowSets(right.listed, left), True, (), "set")
+        if isinstance(left, RowSets) or isinstance(right, RowSets):
+            raise DflError(f"`{node.op}` of a set that depends on dummies is not supported; "
+                           "`S diff {i, ...}` is", node.pos,
+                           hint="filter the index instead: `{j in S : j != i}`")
         if isinstance(left, RowRanges) or isinstance(right, RowRanges):
             raise DflError(
                 f"`{node.op}` of ranges that depend on dummies is not supported", node.pos
@@ -207,8 +221,8 @@ class ConditionRules:
         return Val(SetValue(left.keys[keep]), kind="set")
 
 
-def _set_dim(the_set: SetValue | RowRanges) -> int:
-    return 1 if isinstance(the_set, RowRanges) else the_set.dim
+def _set_dim(the_set: SetValue | RowRanges | RowSets) -> int:
+    return 1 if isinstance(the_set, (RowRanges, RowSets)) else the_set.dim
 
 
 def _has_strings(v: Val) -> bool:
@@ -226,8 +240,8 @@ def _logical(fn, a: Val, b: Val, frame: Frame) -> Val:
 
 
 def cross(a: SetValue | RowRanges, b: SetValue | RowRanges) -> SetValue:
-    if isinstance(a, RowRanges) or isinstance(b, RowRanges):
-        raise EvalError("a cross product of ranges that depend on dummies is not supported")
+    if isinstance(a, (RowRanges, RowSets)) or isinstance(b, (RowRanges, RowSets)):
+        raise EvalError("a cross product of sets that depend on dummies is not supported")
     check_count(a.n * b.n, "this product")
     left = np.repeat(a.keys, b.n, axis=0)
     right = np.tile(b.keys, (a.n, 1))

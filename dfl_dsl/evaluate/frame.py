@@ -113,7 +113,23 @@ class Frame:
         return Frame(len(idx), columns, self.parent, parent_idx)
 
 
-SetEvaluator = Callable[[object, Frame], "SetValue | RowRanges"]
+@dataclass
+class RowSets:
+    """A small set per frame row: a literal that lists dummies (`{i, s}`), or a set less such
+    a literal (`NODES diff {i}`, AMPL's commonest use)."""
+
+    listed: np.ndarray  # (n, k): the elements each row lists
+    base: SetValue | None = None  # `base diff {...}`: base's elements but the listed ones
+
+    def contains(self, keys: np.ndarray) -> np.ndarray:
+        """Whether each row's key is in that row's set."""
+        hit = (self.listed == keys[:, None]).any(axis=1)
+        if self.base is None:
+            return hit
+        return (self.base.position(keys) >= 0) & ~hit
+
+
+SetEvaluator = Callable[[object, Frame], "SetValue | RowRanges | RowSets"]
 MaskEvaluator = Callable[[object, Frame], np.ndarray]
 # a tuple component's keys per frame row when it matches (None: a fresh dummy)
 MatchEvaluator = Callable[[object, Frame], "np.ndarray | None"]
@@ -130,6 +146,8 @@ def join(parent: Frame, items, filter_, eval_set: SetEvaluator, eval_mask: MaskE
         fixed = _fixed(frame, item, names, eval_match)
         if isinstance(the_set, RowRanges):
             frame = _expand_ranges(frame, names[0], the_set, bool(fixed))
+        elif isinstance(the_set, RowSets):
+            frame = _expand_row_sets(frame, names[0], the_set, fixed.get(0))
         elif fixed:
             frame = _join_pattern(frame, names, fixed, the_set)
         else:
@@ -157,7 +175,7 @@ def _fixed(frame: Frame, item, names, eval_match: MatchEvaluator | None) -> dict
 
 
 def _width(the_set) -> int:
-    return 1 if isinstance(the_set, RowRanges) else the_set.dim
+    return 1 if isinstance(the_set, (RowRanges, RowSets)) else the_set.dim
 
 
 def _extend(frame: Frame, rows: np.ndarray, new: dict[str, Column]) -> Frame:
@@ -216,6 +234,24 @@ def _expand_ranges(frame: Frame, name: str, ranges: RowRanges, bound: bool) -> F
     rows = np.repeat(np.arange(frame.n, dtype=np.int64), counts)
     offsets = np.arange(len(rows), dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
     return _extend(frame, rows, {name: Column(lo[rows] + offsets)})
+
+
+def _expand_row_sets(frame: Frame, name: str, sets: RowSets, bound: np.ndarray | None) -> Frame:
+    """`j in {i, s}` or `j in N diff {i}`: each row with the elements of its own set (or, for
+    a bound `j`, the rows whose `j` is in it)."""
+    if bound is not None:
+        return _extend(frame, np.nonzero(sets.contains(bound))[0], {})
+    if sets.base is not None:
+        wide = _cross(frame, (name,), sets.base)  # frame row r becomes base.n rows in a run
+        owner = np.repeat(np.arange(frame.n, dtype=np.int64), sets.base.n)
+        keep = ~(sets.listed[owner] == wide.get(name).keys[:, None]).any(axis=1)
+        return wide.take(np.nonzero(keep)[0])
+    listed = sets.listed
+    first = np.ones(listed.shape, dtype=bool)  # a row's repeats count once: `{i, s}` at i == s
+    for c in range(1, listed.shape[1]):
+        first[:, c] = ~(listed[:, :c] == listed[:, c:c + 1]).any(axis=1)
+    rows, cols = np.nonzero(first)
+    return _extend(frame, rows.astype(np.int64), {name: Column(listed[rows, cols])})
 
 
 def _join_pattern(frame: Frame, names, fixed: dict[int, np.ndarray], the_set: SetValue) -> Frame:

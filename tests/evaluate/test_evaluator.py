@@ -114,6 +114,47 @@ def test_a_number_that_is_no_element_matches_nothing():
     assert _objective_vector(bind(text, {"P": [[1, 2]], "h": 1})).tolist() == [0, 3, 0]
 
 
+ROW_SETS = """
+set N; param s in N; param d{N, N};
+var x{N, N} >= 0;
+expr others = sum{i in N, j in N diff {i, s}} d[i, j] * x[i, j];
+expr pair = sum{i in N, j in {i, s}} d[i, j] * x[i, j];
+expr not_mine = sum{i in N, j in N : not j in {i}} x[i, j];
+expr bound_j = sum{i in N, j in N, j in {s, i}} x[i, j];
+"""
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_literal_sets_of_dummies_against_brute_force(seed):
+    """`{i, s}` lists a dummy: a set per row (a repeat counts once), `N diff {i}` the set less
+    it, and `j in {i}` a test per row."""
+    rng = np.random.default_rng(seed)
+    nodes = [f"n{k}" for k in range(int(rng.integers(2, 6)))]
+    s = nodes[int(rng.integers(len(nodes)))]
+    d = rng.normal(size=(len(nodes), len(nodes)))
+    inst = bind(ROW_SETS, {"N": nodes, "s": s, "d": d.tolist()})
+    z = rng.normal(size=inst.width)
+    x = z[: len(nodes) ** 2].reshape(len(nodes), len(nodes))
+    at = {name: poly_at(_value(inst, name), z) for name in ("others", "pair", "not_mine",
+                                                              "bound_j")}
+    k = nodes.index(s)
+    n = range(len(nodes))
+    assert at["others"] == pytest.approx([sum(d[i, j] * x[i, j] for i in n for j in n
+                                              if j not in (i, k))])
+    assert at["pair"] == pytest.approx([sum(d[i, j] * x[i, j] for i in n for j in {i, k})])
+    assert at["not_mine"] == pytest.approx([sum(x[i, j] for i in n for j in n if j != i)])
+    assert at["bound_j"] == pytest.approx([sum(x[i, j] for i in n for j in {i, k})])
+
+
+@pytest.mark.parametrize("op", ["union", "inter"])
+def test_other_operations_on_a_set_per_row_are_located(op):
+    text = f"set N; var x{{N}}; minimize o: sum{{i in N, j in N {op} {{i}}}} x[j];"
+    inst = bind(text, {"N": [1, 2]})
+    with pytest.raises(DflError, match=f"`{op}` of a set that depends on dummies") as info:
+        build_linear(inst, reduce=False)
+    assert info.value.pos.column == text.index("N " + op) + 1
+
+
 def test_dependent_ranges():
     text = """
     set J; param d{J} : int >= 1; param T : int;
