@@ -24,7 +24,7 @@ import numpy as np
 import dfl_dsl as dfl
 from dfl_dsl.generators.portfolio_cvar import portfolio_cvar
 from dfl_dsl.learn.dataset import ScenarioData
-from dfl_dsl.learn.trainer import ScenarioTrainer
+from dfl_dsl.learn.scenario_trainer import ScenarioTrainer
 
 MODEL = Path(__file__).resolve().parents[1] / "examples" / "portfolio_cvar" / "portfolio_cvar.opt"
 

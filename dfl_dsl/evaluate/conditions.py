@@ -67,8 +67,8 @@ class ConditionRules:
         element = self.value(node.element, frame)
         keys = np.asarray(element.payload)
         if isinstance(the_set, RowSets):
-            keys = self.element_keys(node.element, frame)
-            return Val(the_set.contains(np.broadcast_to(keys, (frame.n,))), True, (), "bool")
+            keys = np.broadcast_to(self.element_keys(node.element, frame), (frame.n,))
+            return Val(the_set.contains(keys.reshape(-1, 1)), True, (), "bool")
         if isinstance(the_set, RowRanges):
             keys = np.broadcast_to(keys, (frame.n,))
             inside = (keys >= the_set.lo) & (keys <= the_set.hi)
@@ -78,15 +78,18 @@ class ConditionRules:
         inside = the_set.position(np.atleast_1d(keys).ravel()) >= 0
         return Val(inside.reshape(keys.shape), element.framed, element.shape, "bool")
 
-    def _tuple_member(self, node: ast.Tuple, the_set: SetValue | RowRanges, frame: Frame) -> Val:
+    def _tuple_member(self, node: ast.Tuple, the_set: SetValue | RowRanges | RowSets,
+                      frame: Frame) -> Val:
         """`(a, b) in PAIRS`: one lookup of the stacked component keys per frame row."""
-        if isinstance(the_set, (RowRanges, RowSets)) or the_set.dim != len(node.items):
+        if isinstance(the_set, RowRanges) or the_set.dim != len(node.items):
             raise DflError(f"the set holds {_set_dim(the_set)}-tuples, tested here with "
                            f"{len(node.items)}-tuples", node.pos)
         parts = [self.element_keys(part, frame) for part in node.items]
-        framed = any(np.ndim(keys) for keys in parts)
+        framed = isinstance(the_set, RowSets) or any(np.ndim(keys) for keys in parts)
         n = frame.n if framed else 1
         query = np.stack([np.broadcast_to(keys, (n,)) for keys in parts], axis=1)
+        if isinstance(the_set, RowSets):
+            return Val(the_set.contains(query), True, (), "bool")
         inside = the_set.position(query) >= 0
         return Val(inside if framed else np.asarray(inside[0]), framed, (), "bool")
 
@@ -175,9 +178,7 @@ class ConditionRules:
     def _v_SetLiteral(self, node: ast.SetLiteral, frame: Frame) -> Val:
         values = [self.value(element, frame) for element in node.elements]
         if any(v.framed for v in values):  # `{i, s}` with a dummy: a set per frame row
-            listed = [np.broadcast_to(self.element_keys(e, frame), (frame.n,))
-                      for e in node.elements]
-            return Val(RowSets(np.stack(listed, axis=1)), True, (), "set")
+            return Val(self._row_literal(node, frame), True, (), "set")
         keys = []
         for element, v in zip(node.elements, values, strict=True):
             if v.symbolic or v.shape != ():
@@ -194,19 +195,24 @@ class ConditionRules:
             raise DflError("a set literal repeats an element", node.pos)
         return Val(the_set, kind="set")
 
+    def _row_literal(self, node: ast.SetLiteral, frame: Frame) -> RowSets:
+        """`{i, s}` listing a dummy: each row's own set, a repeat counted once (`i == s`)."""
+        listed = np.stack([np.broadcast_to(self.element_keys(e, frame), (frame.n,))
+                           for e in node.elements], axis=1)
+        first = np.ones(listed.shape, dtype=bool)
+        for c in range(1, listed.shape[1]):
+            first[:, c] = ~(listed[:, :c] == listed[:, c:c + 1]).any(axis=1)
+        rows, cols = np.nonzero(first)
+        return RowSets.of_rows(rows.astype(np.int64), listed[rows, cols], frame.n)
+
     def _v_SetOp(self, node: ast.SetOp, frame: Frame) -> Val:
         left = self.set_of(node.left, frame)
         right = self.set_of(node.right, frame)
-        if isinstance(right, RowSets) and isinstance(left, SetValue) and node.op == "diff" \
-                and right.base is None and left.dim == 1:
-            return Val(RowSets(right.listed, left), True, (), "set")
         if isinstance(left, RowSets) or isinstance(right, RowSets):
-            raise DflError(f"`{node.op}` of a set that depends on dummies is not supported; "
-                           "`S diff {i, ...}` is", node.pos,
-                           hint="filter the index instead: `{j in S : j != i}`")
-        if isinstance(left, RowRanges) or isinstance(right, RowRanges):
+            return Val(_row_set_op(node.op, left, right, frame.n), True, (), "set")
+        if not isinstance(left, SetValue) or not isinstance(right, SetValue):
             raise DflError(
-                f"`{node.op}` of ranges that depend on dummies is not supported", node.pos
+                f"`{node.op}` of sets that depend on dummies is not supported", node.pos
             )
         if left.dim != right.dim:
             raise DflError(f"`{node.op}` of sets of different tuple widths", node.pos)
@@ -222,7 +228,35 @@ class ConditionRules:
 
 
 def _set_dim(the_set: SetValue | RowRanges | RowSets) -> int:
-    return 1 if isinstance(the_set, (RowRanges, RowSets)) else the_set.dim
+    return 1 if isinstance(the_set, RowRanges) else the_set.dim
+
+
+def _row_set_op(op: str, left, right, n: int) -> RowSets:
+    """`S diff {i}`, `S[i] union T`, ...: the operation row by row, on tables of (row, member)
+    (a fixed set is every row's)."""
+    lrows, lkeys = _per_row(left, n)
+    rrows, rkeys = _per_row(right, n)
+    if lkeys.shape[1] != rkeys.shape[1]:
+        raise EvalError(f"`{op}` of sets of different tuple widths")
+    if op == "union":
+        new = SetValue(np.column_stack([lrows, lkeys])).position(
+            np.column_stack([rrows, rkeys])) < 0
+        rows = np.concatenate([lrows, rrows[new]])
+        order = np.argsort(rows, kind="stable")  # each row: the left's members, then the new
+        return RowSets.of_rows(rows[order], np.concatenate([lkeys, rkeys[new]])[order], n)
+    inside = SetValue(np.column_stack([rrows, rkeys])).position(
+        np.column_stack([lrows, lkeys])) >= 0
+    keep = inside if op == "inter" else ~inside
+    return RowSets.of_rows(lrows[keep], lkeys[keep], n)
+
+
+def _per_row(the_set, n: int) -> tuple[np.ndarray, np.ndarray]:
+    if isinstance(the_set, RowSets):
+        return the_set.members()
+    if isinstance(the_set, RowRanges):
+        raise EvalError("a set operation on ranges that depend on dummies is not supported")
+    check_count(n * the_set.n, "this set operation")
+    return np.repeat(np.arange(n, dtype=np.int64), the_set.n), np.tile(the_set.keys, (n, 1))
 
 
 def _has_strings(v: Val) -> bool:
@@ -240,7 +274,7 @@ def _logical(fn, a: Val, b: Val, frame: Frame) -> Val:
 
 
 def cross(a: SetValue | RowRanges, b: SetValue | RowRanges) -> SetValue:
-    if isinstance(a, (RowRanges, RowSets)) or isinstance(b, (RowRanges, RowSets)):
+    if not isinstance(a, SetValue) or not isinstance(b, SetValue):
         raise EvalError("a cross product of sets that depend on dummies is not supported")
     check_count(a.n * b.n, "this product")
     left = np.repeat(a.keys, b.n, axis=0)

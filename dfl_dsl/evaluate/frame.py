@@ -17,6 +17,7 @@ import numpy as np
 
 from .elements import SetValue, combine_columns
 from .sizes import check_count
+from .values import EvalError
 
 _bindings = itertools.count(1)
 
@@ -115,18 +116,42 @@ class Frame:
 
 @dataclass
 class RowSets:
-    """A small set per frame row: a literal that lists dummies (`{i, s}`), or a set less such
-    a literal (`NODES diff {i}`, AMPL's commonest use)."""
+    """A set that differs per frame row (`S[i]` of an indexed set): row r's members are
+    `keys[begin[r]:end[r]]` (the rows of one table shared by all the sets)."""
 
-    listed: np.ndarray  # (n, k): the elements each row lists
-    base: SetValue | None = None  # `base diff {...}`: base's elements but the listed ones
+    keys: np.ndarray  # (m, dim)
+    begin: np.ndarray  # (n,)
+    end: np.ndarray  # (n,)
+
+    @property
+    def counts(self) -> np.ndarray:
+        return self.end - self.begin
+
+    @property
+    def dim(self) -> int:
+        return self.keys.shape[1]
+
+    def members(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every member of every row, row by row: (row of each, key table)."""
+        counts = self.counts
+        rows = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
+        offsets = np.arange(len(rows), dtype=np.int64) - np.repeat(np.cumsum(counts) - counts,
+                                                                   counts)
+        return rows, self.keys[np.repeat(self.begin, counts) + offsets]
 
     def contains(self, keys: np.ndarray) -> np.ndarray:
-        """Whether each row's key is in that row's set."""
-        hit = (self.listed == keys[:, None]).any(axis=1)
-        if self.base is None:
-            return hit
-        return (self.base.position(keys) >= 0) & ~hit
+        """Whether row r's set holds `keys[r]` (one key tuple per row, (n, dim))."""
+        rows, members = self.members()
+        mine = np.concatenate([rows[:, None], members], axis=1)
+        theirs = np.concatenate([np.arange(len(keys), dtype=np.int64)[:, None], keys], axis=1)
+        return SetValue(mine).position(theirs) >= 0
+
+    @staticmethod
+    def of_rows(rows: np.ndarray, keys: np.ndarray, n: int) -> RowSets:
+        """The sets whose members are `keys[t]` in row `rows[t]` (`rows` ascending)."""
+        begin = np.searchsorted(rows, np.arange(n), side="left")
+        end = np.searchsorted(rows, np.arange(n), side="right")
+        return RowSets(np.asarray(keys, dtype=np.int64).reshape(len(rows), -1), begin, end)
 
 
 SetEvaluator = Callable[[object, Frame], "SetValue | RowRanges | RowSets"]
@@ -147,7 +172,7 @@ def join(parent: Frame, items, filter_, eval_set: SetEvaluator, eval_mask: MaskE
         if isinstance(the_set, RowRanges):
             frame = _expand_ranges(frame, names[0], the_set, bool(fixed))
         elif isinstance(the_set, RowSets):
-            frame = _expand_row_sets(frame, names[0], the_set, fixed.get(0))
+            frame = _expand_sets(frame, names, the_set, fixed)
         elif fixed:
             frame = _join_pattern(frame, names, fixed, the_set)
         else:
@@ -176,6 +201,23 @@ def _fixed(frame: Frame, item, names, eval_match: MatchEvaluator | None) -> dict
 
 def _width(the_set) -> int:
     return 1 if isinstance(the_set, (RowRanges, RowSets)) else the_set.dim
+
+
+def _expand_sets(frame: Frame, names, sets: RowSets, fixed: dict[int, np.ndarray]) -> Frame:
+    """`j in S[i]`: each row with the members of its own set (a filter where `j` is bound)."""
+    if fixed:
+        if len(fixed) != len(names):
+            raise EvalError("a tuple pattern over `S[i]` binds all its components or none")
+        keys = np.stack([fixed[k] for k in range(len(names))], axis=1)
+        return _extend(frame, np.nonzero(sets.contains(keys))[0], {})
+    check_count(int(sets.counts.sum(dtype=float)), "this index")
+    rows, members = sets.members()
+    keep = _alike(names, members)
+    new: dict[str, Column] = {}
+    for k, name in enumerate(names):
+        if name not in new:
+            new[name] = Column(members[keep, k])
+    return _extend(frame, rows[keep], new)
 
 
 def _extend(frame: Frame, rows: np.ndarray, new: dict[str, Column]) -> Frame:
@@ -234,24 +276,6 @@ def _expand_ranges(frame: Frame, name: str, ranges: RowRanges, bound: bool) -> F
     rows = np.repeat(np.arange(frame.n, dtype=np.int64), counts)
     offsets = np.arange(len(rows), dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
     return _extend(frame, rows, {name: Column(lo[rows] + offsets)})
-
-
-def _expand_row_sets(frame: Frame, name: str, sets: RowSets, bound: np.ndarray | None) -> Frame:
-    """`j in {i, s}` or `j in N diff {i}`: each row with the elements of its own set (or, for
-    a bound `j`, the rows whose `j` is in it)."""
-    if bound is not None:
-        return _extend(frame, np.nonzero(sets.contains(bound))[0], {})
-    if sets.base is not None:
-        wide = _cross(frame, (name,), sets.base)  # frame row r becomes base.n rows in a run
-        owner = np.repeat(np.arange(frame.n, dtype=np.int64), sets.base.n)
-        keep = ~(sets.listed[owner] == wide.get(name).keys[:, None]).any(axis=1)
-        return wide.take(np.nonzero(keep)[0])
-    listed = sets.listed
-    first = np.ones(listed.shape, dtype=bool)  # a row's repeats count once: `{i, s}` at i == s
-    for c in range(1, listed.shape[1]):
-        first[:, c] = ~(listed[:, :c] == listed[:, c:c + 1]).any(axis=1)
-    rows, cols = np.nonzero(first)
-    return _extend(frame, rows.astype(np.int64), {name: Column(listed[rows, cols])})
 
 
 def _join_pattern(frame: Frame, names, fixed: dict[int, np.ndarray], the_set: SetValue) -> Frame:

@@ -15,15 +15,12 @@ from ..devices import checked_device
 from ..errors import DataError, DflError
 from ..model import load
 from ..outputs import checked_output, refuse_overwriting, write_atomic
+from .checkpoint import load_checkpoint
 from .dataset import DFLData, ScenarioData
 from .options import TrainOptions
 from .recipe import find_recipe, run_generator
-from .trainer import (
-    SCENARIO_LOSSES,
-    ScenarioTrainer,
-    Trainer,
-    load_checkpoint,
-)
+from .scenario_trainer import SCENARIO_LOSSES, ScenarioTrainer
+from .trainer import Trainer
 
 
 def _instance_and_data(model_path: Path, data, train_file, test_file):

@@ -9,7 +9,7 @@ import json
 
 import dfl_dsl as dfl
 from dfl_dsl.learn.dataset import ScenarioData
-from dfl_dsl.learn.trainer import ScenarioTrainer
+from dfl_dsl.learn.scenario_trainer import ScenarioTrainer
 
 
 def main() -> None:

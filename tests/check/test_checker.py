@@ -331,7 +331,7 @@ def test_tuple_components_that_match(text: str) -> None:
      "the set holds 2-tuples, tested here with 3-tuples", 27),
     ("s.t. c: sum{(i, j) in A : (i, f[i, j]) in A} f[i, j] >= 0;",
      "`in` tests data, not variables", 31),
-    ("s.t. c: (1, 2) >= 0;", "a tuple `(a, b)` is only tested for membership", 9),
+    ("s.t. c: (1, 2) >= 0;", "a tuple `(a, b)` can't be used here", 9),
 ])
 def test_misused_tuples_are_located(text: str, message: str, col: int) -> None:
     with pytest.raises(dfl.DflError, match=re.escape(message)) as info:

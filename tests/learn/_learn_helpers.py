@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import torch
 from _helpers import bind
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -56,3 +57,16 @@ s.t. room{i in I}: c[i] * x[i] <= cap;"""
 
 def portfolio(n=4):
     return bind(PORTFOLIO, {"n": n, "ret": np.zeros((2, n)).tolist()})
+
+
+def corrupted(path, change) -> None:
+    """(These were KeyErrors, "unhashable" TypeErrors, torch RuntimeErrors, "predicts 32 values;
+    has 32" for a string size, or NaN weights loaded silently.)"""
+    state = torch.load(path, weights_only=True)
+    if change in ("nan", "shape"):
+        first, weight = next(iter(state["state_dict"].items()))
+        state["state_dict"][first] = (torch.full_like(weight, float("nan")) if change == "nan"
+                                      else torch.zeros(3, 3))
+    else:
+        change(state)
+    torch.save(state, path)

@@ -19,7 +19,7 @@ from dfl_dsl.cli import app
 from dfl_dsl.generators.portfolio_cvar import portfolio_cvar
 from dfl_dsl.learn import session
 from dfl_dsl.learn.options import SCENARIO_DEFAULTS
-from dfl_dsl.learn.trainer import ScenarioTrainer
+from dfl_dsl.learn.scenario_trainer import ScenarioTrainer
 
 runner = CliRunner()
 MODEL = str(EXAMPLES / "portfolio_cvar" / "portfolio_cvar.opt")

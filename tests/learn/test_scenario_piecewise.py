@@ -19,7 +19,7 @@ from dfl_dsl.learn.gen_dfl import (
     ScenarioOracle,
     relative_risk_regret,
 )
-from dfl_dsl.learn.trainer import ScenarioTrainer
+from dfl_dsl.learn.scenario_trainer import ScenarioTrainer
 
 NEWSVENDOR = """param b >= 0 default 3;
 param d : uncertain;
