@@ -58,7 +58,21 @@ class Model:
 
     @property
     def objective(self) -> ast.Objective | None:
+        """The objective solved: the one selected, else the first."""
         return self.checker.objective
+
+    @property
+    def objectives(self) -> list[ast.Objective]:
+        """Every objective the model declares, in order."""
+        return self.checker.objectives
+
+    def select(self, objective: str | None) -> Model:
+        """The same model solving the objective named `objective` (checked and classified
+        again: the class follows the objective). None or the current one: this model."""
+        if objective is None or (self.objective is not None
+                                 and objective == self.objective.name):
+            return self
+        return check(self.ast, objective)
 
     @property
     def constraints(self) -> list[ast.Constraint]:
@@ -69,15 +83,18 @@ class Model:
         """Identifies the model text (checkpoints refuse a model they weren't trained on)."""
         return hashlib.sha256(self.source.encode()).hexdigest()[:16]
 
-    def bind(self, data: Any, *, data_name: str | None = None):
-        """Evaluate sets, params and indices from `data` (a path or a mapping)."""
+    def bind(self, data: Any, *, data_name: str | None = None, objective: str | None = None):
+        """Evaluate sets, params and indices from `data` (a path or a mapping); `objective`
+        names the objective to solve (default: the first)."""
         from .bind import bind
 
-        return bind(self, data, data_name=data_name)
+        return bind(self.select(objective), data, data_name=data_name)
 
 
-def check(tree: ast.Model) -> Model:
-    checker = Checker(tree)
+def check(tree: ast.Model, objective: str | None = None) -> Model:
+    """Check and classify a parsed model, for the objective named `objective` (default: the
+    first one)."""
+    checker = Checker(tree, objective)
     try:
         checker.run()
         klass = classify(checker)
@@ -86,13 +103,13 @@ def check(tree: ast.Model) -> Model:
     return Model(tree, checker, klass)
 
 
-def parse(text: str, filename: str = "<string>") -> Model:
+def parse(text: str, filename: str = "<string>", objective: str | None = None) -> Model:
     """Parse and check model text."""
-    return check(parse_text(text, filename))
+    return check(parse_text(text, filename), objective)
 
 
-def load(path: str | Path) -> Model:
-    """Read, parse and check a `.opt` file."""
+def load(path: str | Path, objective: str | None = None) -> Model:
+    """Read, parse and check a `.opt` file (for the objective named `objective`)."""
     path = Path(path)
     try:
         text = path.read_text()
@@ -100,4 +117,4 @@ def load(path: str | Path) -> Model:
         raise DflError(f"can't read model file: {exc.strerror}", filename=str(path)) from None
     except UnicodeDecodeError:
         raise DflError("the model file is not UTF-8 text", filename=str(path)) from None
-    return parse(text, str(path))
+    return parse(text, str(path), objective)

@@ -152,7 +152,7 @@ class StatementRules:
             raise DflError(
                 f"the objective must be a scalar number, got {describe(info)}", stmt.body.pos
             )
-        self.objective = stmt
+        self.objectives.append(stmt)
         self.symbols[stmt.name] = Symbol(stmt.name, stmt, "objective")
 
     def _Constraint(self, stmt: ast.Constraint) -> None:

@@ -337,3 +337,37 @@ def test_misused_tuples_are_located(text: str, message: str, col: int) -> None:
     with pytest.raises(dfl.DflError, match=re.escape(message)) as info:
         dfl.parse(GRAPH + text)
     assert (info.value.pos.line, info.value.pos.column) == (7, col)
+
+
+OBJECTIVES = ("set S;\nparam mu{S};\nvar x{S} in [0, 1];\n"
+              "maximize gain: sum{i in S} mu[i] * x[i];\n"
+              "minimize spread: sum{i in S} x[i]^2;\n"
+              "minimize bad: -sum{i in S} x[i]^2;\n")
+
+
+def test_the_first_objective_is_solved_unless_another_is_named() -> None:
+    model = dfl.parse(OBJECTIVES)
+    assert [o.name for o in model.objectives] == ["gain", "spread", "bad"]
+    assert model.objective.name == "gain" and model.klass.name == "LP"
+    spread = dfl.parse(OBJECTIVES, objective="spread")
+    assert spread.objective.name == "spread" and spread.klass.name == "QP"
+    assert model.select("spread").klass.name == "QP" and model.select("gain") is model
+
+
+def test_only_the_objective_solved_must_be_convex() -> None:
+    with pytest.raises(dfl.DflError, match="objective is not convex") as info:
+        dfl.parse(OBJECTIVES, objective="bad")
+    assert info.value.pos.line == 6
+
+
+def test_every_objective_is_checked_for_names() -> None:
+    with pytest.raises(dfl.DflError, match="unknown name `y`") as info:
+        dfl.parse(OBJECTIVES + "minimize other: y;\n")
+    assert info.value.pos.line == 7
+
+
+def test_an_unknown_objective_name_lists_the_model_s_objectives() -> None:
+    with pytest.raises(dfl.DflError, match=re.escape(
+            "no objective `sprad` (its objectives: `gain`, `spread`, `bad`)")) as info:
+        dfl.parse(OBJECTIVES, objective="sprad")
+    assert info.value.hint == "did you mean `spread`?"
