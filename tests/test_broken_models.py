@@ -182,8 +182,8 @@ CASES = [
  "var x >= 0;\nminimize z: x;\ns.t. c:\n  sqrt(x) == 1;\n",
  4, 3, "constraint is not convex", "affine"),
 ("quad_form_not_psd",
- "param n : int;\nparam P[n, n];\nvar x[n];\nminimize z:\n  quad_form(x, P);\n", 5, 3,
- "only when its matrix is declared `psd`", "psd"),
+ "param n : int;\nparam P[n, n];\nvar x[n];\nminimize z: sum(x);\ns.t. c:\n"
+ "  quad_form(x, P) <= 1;\n", 6, 3, "only when its matrix is declared `psd`", "psd"),
 ("predicted_in_sqrt",
  "param p : predicted;\nvar x >= 0;\nminimize z: x;\ns.t. c:\n  sqrt(p * x) >= 1;\n", 5, 8,
  "a predicted param enters `sqrt` nonlinearly", None),
