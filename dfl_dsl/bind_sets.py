@@ -58,12 +58,13 @@ class SetBinding:
         else:
             keys, starts = family_from_data(self.source, stmt.name, raw, domain, dim)
         family = SetFamily(stmt.name, domain, keys, starts, stmt.order == "circular")
-        for p in range(domain.n):
-            members = SetValue(keys[starts[p] : starts[p + 1]])
-            if len(members.duplicates()):
-                element = members.elements()[int(members.duplicates()[0])]
-                raise self.source.error(f"set `{stmt.name}{domain.label(p)}` lists "
-                                        f"{element!r} twice", stmt.name)
+        owners = np.repeat(np.arange(domain.n, dtype=np.int64), np.diff(starts))
+        repeats = SetValue(np.concatenate([owners[:, None], keys], axis=1)).duplicates()
+        if len(repeats):  # (one pass over all the sets: (owner, member) pairs that repeat)
+            row = int(repeats[0])
+            element = SetValue(keys[row : row + 1]).elements()[0]
+            raise self.source.error(f"set `{stmt.name}{family.owner(row)}` lists {element!r} "
+                                    "twice", stmt.name)
         if stmt.within is not None:
             self._within(stmt, family.all_members(), domain.frame, family.owner)
         self.ctx.families[stmt.name] = family
@@ -192,7 +193,7 @@ def text_or_number(values: tuple, parents: list) -> str | None:
 
 
 def product_factors(node: ast.Expr) -> list[ast.Expr]:
-    """`A * B * C` -> [A, B, C]; anything else is one factor."""
-    if isinstance(node, ast.BinOp) and node.op == "*":
+    """`A * B * C` (or `A cross B cross C`) -> [A, B, C]; anything else is one factor."""
+    if isinstance(node, ast.BinOp) and node.op in ("*", "cross"):
         return product_factors(node.left) + product_factors(node.right)
     return [node]

@@ -307,7 +307,29 @@ ThreadsOpt = Annotated[
 ]
 
 
-@app.command()
+def _loss_option(key: str):
+    """A loss setting's typer option, its help from learn/loss_settings.py (torch-free)."""
+    from .learn.loss_settings import SETTINGS, settings_help
+
+    return typer.Option(SETTINGS[key].flag, help=settings_help(key), show_default=False)
+
+
+SamplesOpt = Annotated[int | None, _loss_option("n_samples")]
+SigmaOpt = Annotated[float | None, _loss_option("sigma")]
+LambdaOpt = Annotated[float | None, _loss_option("lambd")]
+SolveRatioOpt = Annotated[float | None, _loss_option("solve_ratio")]
+KappaOpt = Annotated[float | None, _loss_option("kappa")]
+TwoSidesOpt = Annotated[bool, _loss_option("two_sides")]
+TaskLossOpt = Annotated[str | None, _loss_option("task_loss")]
+
+
+def _train_epilog() -> str:
+    from .learn.loss_settings import losses_help
+
+    return losses_help()
+
+
+@app.command(epilog=_train_epilog())
 @guarded
 def train(
     model: ModelArg,
@@ -319,8 +341,9 @@ def train(
     ] = None,
     test_file: Annotated[Path | None, typer.Option("--test", help="Test file (.npz).")] = None,
     loss: Annotated[str, typer.Option(
-        help="spo+ | pfyl | dpo | dbb | nce | mse; for `uncertain` params: gen-dfl | nll | mse "
-        "| spo+")] = "spo+",
+        help="spo+ | pfyl | dpo | dbb | nce | imle | aimle | listwise | pairwise | pointwise "
+        "| mse; for `uncertain` params: gen-dfl | nll | mse | spo+. Each loss's settings: "
+        "below.")] = "spo+",
     predictor: Annotated[str, typer.Option(help="linear | mlp")] = "linear",
     epochs: Annotated[int, typer.Option(help="Passes over the training set.")] = 10,
     batch_size: Annotated[int, typer.Option("--batch-size", help="Samples per step.")] = 32,
@@ -340,11 +363,11 @@ def train(
         bool, typer.Option("--distributed",
                            help="Data-parallel training across the ranks torchrun starts.")
     ] = False,
-    scenarios: ScenariosOpt = None,
-    beta: BetaOpt = None,
-    generative: GenerativeOpt = None,
-    hidden: HiddenOpt = None,
-    threads: ThreadsOpt = None,
+    n_samples: SamplesOpt = None, sigma: SigmaOpt = None, lambd: LambdaOpt = None,
+    solve_ratio: SolveRatioOpt = None, kappa: KappaOpt = None, two_sides: TwoSidesOpt = False,
+    task_loss: TaskLossOpt = None,
+    scenarios: ScenariosOpt = None, beta: BetaOpt = None, generative: GenerativeOpt = None,
+    hidden: HiddenOpt = None, threads: ThreadsOpt = None,
     save: Annotated[Path | None, typer.Option(
         help="Write the trained predictor (or generative model) here, for `dfl eval`.")] = None,
     plot: Annotated[Path | None, typer.Option(help="Save the training curve as PNG.")] = None,
@@ -355,15 +378,17 @@ def train(
     model of its `uncertain` params for risk-aware decisions; print the regret."""
     import json
 
+    from .learn.loss_settings import given_settings
     from .learn.options import TrainOptions
     from .learn.session import train_command
 
+    loss_options = given_settings(locals())  # the loss flags given (the parameters' names)
     options = TrainOptions(
         loss=loss, predictor=predictor, epochs=epochs, batch_size=batch_size, lr=lr,
         optimizer=optimizer, weight_decay=weight_decay, cautious_wd=cautious_wd, device=device,
         seed=seed, hidden=hidden, threads=threads, processes=processes, executor=executor,
         ray_address=ray_address, oracle=oracle, distributed=distributed, scenarios=scenarios,
-        beta=beta, generative=generative, save=save, plot=plot)
+        beta=beta, generative=generative, save=save, plot=plot, loss_options=loss_options)
     result = train_command(model, data, train_file, test_file, options,
                            console=err() if as_json else out(), objective=objective)
     if as_json and result is not None:  # under --distributed, rank 0 reports
@@ -399,7 +424,8 @@ def evaluate(
 @guarded
 def generate(
     problem: Annotated[
-        str, typer.Argument(help="shortest_path | knapsack | portfolio | energy | portfolio_cvar")
+        str, typer.Argument(help="shortest_path | knapsack | portfolio | energy | portfolio_cvar"
+                                 " | shortest_path_cvar")
     ],
     out_file: Annotated[Path, typer.Option("--out", help="Training file to write (.npz).")],
     instance: Annotated[
@@ -410,7 +436,7 @@ def generate(
     deg: Annotated[int, typer.Option(help="Polynomial degree of the true mapping.")] = 1,
     noise: Annotated[float, typer.Option(help="Noise half-width (level for portfolio).")] = 0.0,
     seed: Annotated[int, typer.Option(help="Random seed (PyEPO's default 135).")] = 135,
-    grid: Annotated[str, typer.Option(help="shortest_path: ROWSxCOLS.")] = "5x5",
+    grid: Annotated[str, typer.Option(help="shortest_path(_cvar): ROWSxCOLS.")] = "5x5",
     items: Annotated[int, typer.Option(help="knapsack: items.")] = 32,
     dims: Annotated[int, typer.Option(help="knapsack: capacity dimensions.")] = 2,
     assets: Annotated[int, typer.Option(help="portfolio: assets.")] = 50,

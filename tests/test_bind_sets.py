@@ -110,3 +110,16 @@ def test_a_failed_check_exits_2_from_the_cli(tmp_path, capsys) -> None:
     assert main(["solve", str(model), "--data", str(data)]) == 2
     err = capsys.readouterr().err
     assert "m.opt:1:10: error: the check on line 1 fails" in err and "Traceback" not in err
+
+
+def test_within_a_cross_product_is_checked_factor_by_factor(monkeypatch) -> None:
+    """`within NODES cross NODES` never builds the product (as `*` doesn't): with a cap of
+    100 entries, 40 x 40 = 1600 pairs would be refused."""
+    monkeypatch.setenv("DFL_MAX_ENTRIES", "100")
+    nodes = list(range(40))
+    inst = bind("set NODES; set ARCS within NODES cross NODES;",
+                {"NODES": nodes, "ARCS": [[0, 39], [5, 6]]})
+    assert inst.sets["ARCS"].n == 2
+    with pytest.raises(DataError, match=r"element \(5, 40\) is not within"):
+        bind("set NODES; set ARCS within NODES cross NODES;",
+             {"NODES": nodes, "ARCS": [[0, 39], [5, 40]]})

@@ -36,6 +36,11 @@ class StatementRules:
             )
         if "symbolic" in kinds and symbolic:
             raise DflError("a predicted/uncertain param can't be `symbolic`", stmt.pos)
+        for check in stmt.checks if "symbolic" in kinds else ():
+            if check.op not in ("in", "!="):
+                raise DflError(f"`{check.op}` doesn't apply to a symbolic param", check.pos,
+                               hint="its values are elements: check them with `in SET` or "
+                                    "`<> e`")
         sign, element_kind = self._param_checks(stmt, scope, arity, shape, symbolic)
         if "binary" in kinds:
             sign = Sign.NONNEG

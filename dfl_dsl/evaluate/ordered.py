@@ -49,10 +49,7 @@ class OrderedRules:
         if name == "card":
             return _card(self.set_of(node.args[0], frame), frame)
         if name in ("first", "last"):
-            the_set = _fixed(self.set_of(node.args[0], frame), name)
-            if the_set.n == 0:
-                raise EvalError(f"`{name}` of an empty set")
-            return Val(np.asarray(the_set.keys[0 if name == "first" else -1, 0]), kind="elem")
+            return _end(self.set_of(node.args[0], frame), name)
         if name == "member":
             the_set = _fixed(self.set_of(node.args[1], frame), name)
             k = self.number(node.args[0], frame)
@@ -98,6 +95,25 @@ class OrderedRules:
                             " or declare the set `circular` to wrap around")
         result = the_set.keys[moved, 0]
         return Val(result if framed else result.reshape(()), framed, (), "elem")
+
+
+def _end(the_set: SetValue | RowRanges | RowSets, name: str) -> Val:
+    """`first(S)`, `last(S)`; of `S[i]`, one per frame row."""
+    if isinstance(the_set, RowSets):
+        if the_set.dim != 1:
+            raise EvalError(f"`{name}` needs a set of single elements")
+        if np.any(the_set.counts == 0):
+            raise EvalError(f"`{name}` of an empty set")
+        at = the_set.begin if name == "first" else the_set.end - 1
+        return Val(the_set.keys[at, 0], True, (), "elem")
+    if isinstance(the_set, RowRanges):
+        if np.any(the_set.hi < the_set.lo):
+            raise EvalError(f"`{name}` of an empty set")
+        return Val(np.asarray(the_set.lo if name == "first" else the_set.hi), True, (), "elem")
+    the_set = _fixed(the_set, name)
+    if the_set.n == 0:
+        raise EvalError(f"`{name}` of an empty set")
+    return Val(np.asarray(the_set.keys[0 if name == "first" else -1, 0]), kind="elem")
 
 
 def _card(the_set: SetValue | RowRanges | RowSets, frame: Frame) -> Val:

@@ -332,7 +332,20 @@ class _ToAst:
         return ast.Reduce(c[0], c[1], c[2], pos=_pos(meta))
 
     def set_literal(self, meta, c):
-        return ast.SetLiteral(tuple(c[0]) if c[0] is not None else (), pos=_pos(meta))
+        """`{1, "a"}` lists elements; AMPL's `{i in I : cond}`, `{(i, j) in A, t in T}` builds
+        a set from an index (as `setof{...}` of its dummies)."""
+        items = tuple(c[0]) if c[0] is not None else ()
+        if c[1] is None and not any(isinstance(x, ast.Member) for x in items):
+            return ast.SetLiteral(items, pos=_pos(meta))
+        for item in items:
+            if not isinstance(item, ast.Member):
+                raise DflError("a set built from an index binds every item: `{i in I, j in J "
+                               ": cond}`", item.pos, hint="a set literal lists elements only")
+        index = ast.SetIndex(tuple(self.bind_in(x.pos, [x.element, None, x.set])
+                                   for x in items), c[1], pos=_pos(meta))
+        names = [ast.Name(n, pos=item.pos) for item in index.items for n in item.names]
+        body = names[0] if len(names) == 1 else ast.Tuple(tuple(names), pos=_pos(meta))
+        return ast.SetOf(index, body, pos=_pos(meta))
 
     def args(self, meta, c):
         return list(c)

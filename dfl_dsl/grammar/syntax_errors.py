@@ -25,15 +25,15 @@ from ..errors import DflError, did_you_mean
 KEYWORDS = frozenset(
     "set param var minimize maximize subject to expr model in within binary integer int "
     "predicted uncertain psd default sum if then else and or not stiefel max min union diff "
-    "inter inf symmetric subj check cross setof ordered circular dimen symbolic".split()
+    "inter inf symmetric subj check cross setof ordered circular dimen symbolic Infinity".split()
 )
 OPENERS = {"(": ")", "[": "]", "{": "}"}
 CLOSERS = {v: k for k, v in OPENERS.items()}
 # Statements start with these; none of them can continue an expression.
 STATEMENT_STARTS = frozenset("SET PARAM VAR EXPR MODEL MINIMIZE MAXIMIZE SUBJECT ST".split())
 # Tokens an expression can end with (for the "missing operator" hint).
-OPERAND_ENDS = frozenset("NAME NUMBER STRING INF RPAR RSQB RBRACE TRANSPOSE".split())
-OPERAND_STARTS = frozenset("NAME NUMBER STRING INF LPAR".split())
+OPERAND_ENDS = frozenset("NAME NUMBER STRING INF INFINITY RPAR RSQB RBRACE TRANSPOSE".split())
+OPERAND_STARTS = frozenset("NAME NUMBER STRING INF INFINITY LPAR".split())
 CHARACTER_HINTS = {
     "'": 'strings are written in double quotes: "GARY"',
     "&": "write `and`",
@@ -185,8 +185,6 @@ def _slip(ctx: Context) -> str | None:
     glued = last is not None and _order(_after(last)) == _order(_pos(token))
     if word == "=" and glued and str(last) == ":":
         return "write `=`, not `:=`"
-    if word == "=" and "EQ" in ctx.expected:
-        return "use `==` to compare"
     if token.type == "NAME" and word.lower() in ("st", "subjectto", "subject_to", "s_t"):
         return "a constraint starts with `subject to` or `s.t.`"
     misspelled = ctx.misspelled()  # `minimise`, `binery`, `predicte`

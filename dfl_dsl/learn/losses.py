@@ -15,7 +15,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from .oracle import Oracle
+from .oracle import Oracle, pool_key
 
 REDUCTIONS = ("mean", "sum", "none")
 
@@ -232,7 +232,7 @@ class NCE(_DFLLoss):
 
     def seed_pool(self, solutions: np.ndarray) -> None:
         for row in np.asarray(solutions):
-            self.oracle.pool.setdefault(np.round(row, 9).tobytes(), row)
+            self.oracle.pool.setdefault(pool_key(row), row)
 
     def forward(self, theta_hat, theta, w_true, z_true, keys=None):
         c_hat = self.oracle.costs(theta_hat)
@@ -261,3 +261,6 @@ class MSE(nn.Module):
 
 
 LOSSES = {"spo+": SPOPlus, "pfyl": PFYL, "dpo": DPO, "dbb": DBB, "nce": NCE, "mse": MSE}
+
+# the losses in their own modules build on the classes above and add themselves to LOSSES
+from . import losses_mle, losses_ranking  # noqa: E402, F401

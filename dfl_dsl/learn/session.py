@@ -17,6 +17,7 @@ from ..model import load
 from ..outputs import checked_output, refuse_overwriting, write_atomic
 from .checkpoint import load_checkpoint
 from .dataset import DFLData, ScenarioData
+from .loss_settings import check_loss_settings
 from .options import TrainOptions
 from .recipe import find_recipe, run_generator
 from .scenario_trainer import SCENARIO_LOSSES, ScenarioTrainer
@@ -65,6 +66,7 @@ def train_command(model_path: Path, data, train_file, test_file, opts: TrainOpti
                   objective: str | None = None) -> dict | None:
     """`dfl train`; under --distributed every rank trains and only rank 0 reports (the
     others return None). Options left None take the trainer's defaults."""
+    check_loss_settings(opts.loss, opts.loss_options)
     if opts.plot is not None and Path(opts.plot).suffix.lower() != ".png":
         raise DflError(f"--plot writes a PNG file: {opts.plot} should end in .png")
     checked_output(opts.save, "--save")
@@ -282,7 +284,7 @@ def generate_command(problem: str, out_file: Path, instance: Path | None, *, num
                      features: int, deg: int, noise: float, seed: int, grid: str, items: int,
                      dims: int, assets: int, console: Console) -> None:
     args: dict = {"num_data": num_data, "num_features": features, "deg": deg, "seed": seed}
-    if problem == "shortest_path":
+    if problem in ("shortest_path", "shortest_path_cvar"):
         try:
             rows, cols = (int(v) for v in grid.lower().split("x"))
         except ValueError:

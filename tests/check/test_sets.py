@@ -58,6 +58,7 @@ def test_setof_and_cross_give_the_tuple_width() -> None:
      "write a comparison"),
     # symbolic params hold elements, which no network predicts
     ("param s : predicted symbolic;", "can't be `symbolic`", 7, None),
+    ("param s symbolic >= 0;", "`>=` doesn't apply to a symbolic param", 18, "`in SET`"),
 ])
 def test_misuse_is_located(text, message, column, hint) -> None:
     err = error(text)

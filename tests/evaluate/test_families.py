@@ -34,6 +34,16 @@ def test_setof_keeps_first_occurrences_in_order() -> None:
     assert inst.sets["REV"].elements() == [(3, 1), (3, 2), (1, 2)]
 
 
+def test_a_set_built_from_an_index() -> None:
+    inst = bind("set I; param a{I};\nset P = {i in I : a[i] > 0};\n"
+                "set Q = {i in I, j in P : i <> j};\nparam n = card({i in I : a[i] = 0});\n"
+                "param m{i in I} = card({j in I : a[j] > a[i]});",
+                {"I": [1, 2, 3], "a": [0, 1, 2]})
+    assert inst.sets["P"].elements() == [2, 3]
+    assert inst.sets["Q"].elements() == [(1, 2), (1, 3), (2, 3), (3, 2)]
+    assert inst.entity("n").array() == 1 and inst.entity("m").array().tolist() == [2, 1, 0]
+
+
 def test_iterating_members_of_each_set() -> None:
     inst = bind("set NODES; set ARCS within NODES cross NODES;\n"
                 "set OUT{i in NODES} = setof{(i2, j) in ARCS : i2 = i} j;\n"

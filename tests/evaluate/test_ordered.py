@@ -43,6 +43,17 @@ def test_next_and_prev_with_and_without_a_step() -> None:
     assert elements(inst, "k") == ["feb", "apr"]  # a step per row
 
 
+def test_first_and_last_of_sets_that_change_with_the_index() -> None:
+    inst = bind("set I; set S{I};\nparam f{i in I} = first(S[i]); param l{i in I} = last(S[i]);\n"
+                "param r{t in 1..3} = first(t..3) + 10 * last(t..4);",
+                {"I": ["a", "b"], "S": {"a": [1, 2], "b": [5]}})
+    assert inst.entity("f").array().tolist() == [1, 5]
+    assert inst.entity("l").array().tolist() == [2, 5]
+    assert inst.entity("r").array().tolist() == [41, 42, 43]
+    with pytest.raises(dfl.DflError, match="`first` of an empty set"):
+        bind("set I; set S{I}; param f{i in I} = first(S[i]);", {"I": [1], "S": {}})
+
+
 def test_a_circular_set_wraps_around() -> None:
     inst = bind("set W circular;\nparam n{w in W} symbolic = next(w);\n"
                 "param p{w in W} symbolic = prev(w, W, 5);", WEEKS)

@@ -502,6 +502,11 @@ def test_a_literal_too_large_for_a_float_is_a_located_error(literal):
     ("(j, i) in PAIRS", "(in (j, i) PAIRS)"),
     ("next(t, T, 2)", "next(t, T, 2)"),
     ("S[i]", "S[i]"),
+    # a set built from an index is `setof` of its dummies; a literal stays a literal
+    ("{i in I : a[i] > 0}", "(setof{i in I : (cmp a[i] > 0)} i)"),
+    ("{(i, j) in A, t in T}", "(setof{(i, j) in A, t in T} (i, j, t))"),
+    ('{1, "a"}', '{1, "a"}'),
+    ("-Infinity + Infinity", "(+ -inf inf)"),  # AMPL's word for inf
 ])
 def test_ampl_expression_forms(text, expected) -> None:
     assert sx(body(text)) == expected
@@ -557,6 +562,12 @@ def test_check_statements() -> None:
     assert isinstance(named, ast.Check) and named.name == "positive"
     assert sx(named.index) == "{i in I}" and named.title == "check `positive`"
     assert anonymous.index is None and anonymous.title == "the check on line 2"
+
+
+def test_a_set_from_an_index_binds_every_item() -> None:
+    with pytest.raises(DflError, match="binds every item") as info:
+        parse("set P = {1, i in I};")
+    assert info.value.pos.column == 10
 
 
 def test_an_index_binds_names_only() -> None:
