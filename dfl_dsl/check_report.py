@@ -34,6 +34,8 @@ def report(model, inst: Instance | None, console: Console) -> None:
     if objective is not None:
         others = [o.name for o in model.objectives if o is not objective]
         also = f"  (also declared: {', '.join(others)}; pick with --objective)" if others else ""
+        if klass.psd_at_bind:
+            also += "  (its Q is checked PSD at bind)"
         console.print(f"objective: {objective.sense} [bold]{objective.name}[/bold]{also}")
     else:
         console.print("objective: none (a feasibility problem)")

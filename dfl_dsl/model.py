@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -72,7 +72,8 @@ class Model:
         if objective is None or (self.objective is not None
                                  and objective == self.objective.name):
             return self
-        return check(self.ast, objective)
+        other = check(self.ast, objective)
+        return replace(self, checker=other.checker, klass=other.klass)  # (the rest: kept)
 
     @property
     def constraints(self) -> list[ast.Constraint]:

@@ -80,10 +80,27 @@ def test_objective_picks_one_of_several(tmp_path):
     assert named["objective_name"] == "least" and named["objective"] == pytest.approx(1)
     checked = runner.invoke(app, ["check", str(model), "--objective", "least"])
     assert "objective: minimize least  (also declared: most" in checked.stdout
+    assert "checked PSD" not in checked.stdout
     wrong = runner.invoke(app, [*args, "--objective", "lest"])
     assert wrong.exit_code == 2 and "Traceback" not in wrong.output
     assert "no objective `lest` (its objectives: `most`, `least`)" in _err(wrong)
     assert "did you mean `least`?" in _err(wrong)
+
+
+def test_a_nonconvex_product_objective_exits_2_at_bind(tmp_path):
+    model = tmp_path / "q.opt"
+    model.write_text("set S; param q{S, S}; var x{S} in [0, 1];\n"
+                     "minimize o: sum{i in S, j in S} q[i, j] * x[i] * x[j];\n")
+    data = tmp_path / "q.json"
+    data.write_text(json.dumps({"S": [1, 2], "q": [[1, 3], [3, 1]]}))
+    checked = runner.invoke(app, ["check", str(model)])
+    assert checked.exit_code == 0 and "its Q is checked PSD at bind" in " ".join(
+        checked.stdout.split())
+    for command in ("check", "solve"):
+        result = runner.invoke(app, [command, str(model), "--data", str(data)])
+        assert result.exit_code == 2 and "Traceback" not in result.output
+        assert (f"{model}:2:13: error: objective `o` is not convex: the Q of its products of "
+                "variables has a negative eigenvalue (the smallest is -2)") in _err(result)
 
 
 def test_solve_prints_a_table(lp):
