@@ -191,9 +191,14 @@ class ConditionRules:
                                    f"{ELEMENT_RANGE}", element.pos)
             keys.append(int(key))
         the_set = SetValue(np.asarray(keys, dtype=np.int64).reshape(-1, 1))
-        if len(the_set.duplicates()):
+        repeats = the_set.duplicates()
+        if not len(repeats):
+            return Val(the_set, kind="set")
+        if all(isinstance(e, (ast.Number, ast.String)) for e in node.elements):
             raise DflError("a set literal repeats an element", node.pos)
-        return Val(the_set, kind="set")
+        # params that happen to be equal (`{s, t}` with s = t): one element, as in AMPL
+        keep = np.setdiff1d(np.arange(len(keys)), repeats)
+        return Val(SetValue(the_set.keys[keep]), kind="set")
 
     def _row_literal(self, node: ast.SetLiteral, frame: Frame) -> RowSets:
         """`{i, s}` listing a dummy: each row's own set, a repeat counted once (`i == s`)."""

@@ -123,6 +123,8 @@ expr not_mine = sum{i in N, j in N : not j in {i}} x[i, j];
 expr bound_j = sum{i in N, j in N, j in {s, i}} x[i, j];
 expr joined = sum{i in N, j in {s} union {i}} x[i, j];
 expr common = sum{i in N, j in N inter {i, s}} x[i, j];
+expr not_s = sum{i in N, j in {i, s} diff {s}} x[i, j];
+expr ends = sum{j in N diff {s, s}} x[j, j];
 """
 
 
@@ -138,7 +140,8 @@ def test_literal_sets_of_dummies_against_brute_force(seed):
     z = rng.normal(size=inst.width)
     x = z[: len(nodes) ** 2].reshape(len(nodes), len(nodes))
     at = {name: poly_at(_value(inst, name), z)
-          for name in ("others", "pair", "not_mine", "bound_j", "joined", "common")}
+          for name in ("others", "pair", "not_mine", "bound_j", "joined", "common", "not_s",
+                       "ends")}
     k = nodes.index(s)
     n = range(len(nodes))
     assert at["others"] == pytest.approx([sum(d[i, j] * x[i, j] for i in n for j in n
@@ -148,6 +151,17 @@ def test_literal_sets_of_dummies_against_brute_force(seed):
     assert at["bound_j"] == pytest.approx([sum(x[i, j] for i in n for j in {i, k})])
     assert at["joined"] == pytest.approx(at["bound_j"])
     assert at["common"] == pytest.approx(at["bound_j"])
+    assert at["not_s"] == pytest.approx([sum(x[i, i] for i in n if i != k)])
+    assert at["ends"] == pytest.approx(at["not_s"])  # a literal of params: fixed, once each
+
+
+def test_a_literal_set_of_params_that_are_equal_has_one_element():
+    text = """set N; param s in N; param t in N; var x{N} in [0, 1];
+              maximize o: sum{i in {s, t}} x[i] + sum{i in N diff {s, t}} 10 * x[i];"""
+    inst = bind(text, {"N": [1, 2, 3], "s": 2, "t": 2})
+    assert _objective_vector(inst).tolist() == [10, 1, 10]
+    with pytest.raises(DflError, match="a set literal repeats an element"):
+        build_linear(bind("var x; minimize o: sum{i in {1, 2, 1}} i * x;"), reduce=False)
 
 
 def test_an_operation_on_a_range_per_row_is_located():
