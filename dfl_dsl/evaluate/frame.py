@@ -17,7 +17,6 @@ import numpy as np
 
 from .elements import SetValue, combine_columns
 from .sizes import check_count
-from .values import EvalError
 
 _bindings = itertools.count(1)
 
@@ -204,18 +203,22 @@ def _width(the_set) -> int:
 
 
 def _expand_sets(frame: Frame, names, sets: RowSets, fixed: dict[int, np.ndarray]) -> Frame:
-    """`j in S[i]`: each row with the members of its own set (a filter where `j` is bound)."""
-    if fixed:
-        if len(fixed) != len(names):
-            raise EvalError("a tuple pattern over `S[i]` binds all its components or none")
+    """`j in S[i]`: each row with the members of its own set (a filter where `j` is bound;
+    members whose matched components differ from the row's are left out)."""
+    if len(fixed) == len(names):
         keys = np.stack([fixed[k] for k in range(len(names))], axis=1)
         return _extend(frame, np.nonzero(sets.contains(keys))[0], {})
     check_count(int(sets.counts.sum(dtype=float)), "this index")
     rows, members = sets.members()
-    keep = _alike(names, members)
+    keep = np.zeros(len(rows), dtype=bool)
+    keep[_alike([n for k, n in enumerate(names) if k not in fixed],
+                members[:, [k for k in range(len(names)) if k not in fixed]])] = True
+    for k, keys in fixed.items():
+        keep &= members[:, k] == keys[rows]
+    keep = np.flatnonzero(keep)
     new: dict[str, Column] = {}
     for k, name in enumerate(names):
-        if name not in new:
+        if k not in fixed and name not in new:
             new[name] = Column(members[keep, k])
     return _extend(frame, rows[keep], new)
 

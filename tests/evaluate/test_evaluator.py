@@ -155,6 +155,24 @@ def test_literal_sets_of_dummies_against_brute_force(seed):
     assert at["ends"] == pytest.approx(at["not_s"])  # a literal of params: fixed, once each
 
 
+def test_a_pattern_over_an_indexed_set_matches_some_components():
+    """`(s, j) in R[k]` with a param, `(i, i)`, and `(j, m) in R[k]` with `j` bound by the
+    item before: the members of each row's own set that match."""
+    text = """set N; set K; set R{K} within N * N; param s in N; var f{N, N} in [0, 1];
+    maximize o: sum{k in K, (s, j) in R[k]} f[s, j] + sum{k in K, (i, i) in R[k]} 10 * f[i, i]
+              + sum{k in K, (i, j) in R[k], (j, m) in R[k]} 100 * f[i, m];"""
+    routes = {1: [["a", "b"], ["b", "b"], ["b", "c"]], 2: [["a", "c"], ["c", "a"]]}
+    inst = bind(text, {"N": ["a", "b", "c"], "K": [1, 2], "s": "a", "R": routes})
+    want = np.zeros((3, 3))
+    at = {"a": 0, "b": 1, "c": 2}
+    for members in routes.values():
+        for i, j in members:
+            want[at[i], at[j]] += (i == "a") + 10 * (i == j)
+            for j2, m in members:
+                want[at[i], at[m]] += 100 * (j2 == j)
+    assert _objective_vector(inst).reshape(3, 3).tolist() == want.tolist()
+
+
 def test_a_literal_set_of_params_that_are_equal_has_one_element():
     text = """set N; param s in N; param t in N; var x{N} in [0, 1];
               maximize o: sum{i in {s, t}} x[i] + sum{i in N diff {s, t}} 10 * x[i];"""
