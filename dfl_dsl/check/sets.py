@@ -42,6 +42,7 @@ class SetRules:
     def _set_family(self, index: ast.SetIndex) -> tuple[Scope, int | None]:
         """`set S{I}`: the dummies its `=`/`within` may use, and the subscripts S[...] takes."""
         scope = self.index(index, {})
+        self._fresh_only(index)
         arity: int | None = 0
         for item in index.items:
             width = len(item.names) if item.names else self.info(item.set).set_dim
