@@ -326,7 +326,7 @@ def test_tuple_components_that_match(text: str) -> None:
     ("s.t. c{(s, j) in A}: f[s, j] >= 0;",
      "a declaration's index binds a new dummy in every tuple component", 9),
     ("set R{(s, j) in A};", "a declaration's index binds a new dummy in every tuple "
-     "component", 9),
+     "component", 8),
     ("s.t. c: sum{(y, j) in A} 1 >= 0;", "dummy `y` hides the var `y`", 14),
     ('s.t. c: sum{(y["a"], j) in A} 1 >= 0;', "must be one element from data", 14),
     ("s.t. c: sum{(i, j) in A : (i, j, i) in A} f[i, j] >= 0;",
