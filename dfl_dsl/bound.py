@@ -16,7 +16,17 @@ class BoundInstance(Instance):
         """This instance solving the objective named `objective` (None: this one). The data
         stay bound; only the forms built from the objective are made anew."""
         model = self.model.select(objective)
-        return self if model is self.model else replace(self, model=model, memo={})
+        if model is self.model:
+            return self
+        key = f"objective {objective}"
+        if key not in self.memo:  # (made once: its forms are kept with it)
+            other = replace(self, model=model, memo={})
+            if model.klass.psd_at_bind:  # as `bind` does for the objective it binds
+                from .compile.convexity import check_objective_psd
+
+                check_objective_psd(other)
+            self.memo[key] = other
+        return self.memo[key]
 
     def compile(self):
         """Evaluate the objective and constraints (cached): see `compile.expand`."""

@@ -57,3 +57,16 @@ def test_bind_with_an_objective():
     assert inst.klass.name == "QP" and inst.model.objective.name == "spread"
     with pytest.raises(dfl.DflError, match="no objective `gains`"):
         inst.solve(objective="gains")
+
+
+def test_an_objective_picked_at_solve_is_checked_psd_too():
+    text = TWO_GOALS.replace("param w{S} >= 0;", "param w{S, S};").replace(
+        "sum{i in S} w[i] * (x[i] - 0.5)^2", "sum{i in S, j in S} w[i, j] * x[i] * x[j]")
+    import dfl_dsl as dfl
+
+    data = {**GOAL_DATA, "w": [[1, 2, 0], [2, 1, 0], [0, 0, 1]]}
+    inst = bind(text, data)
+    assert inst.solve().objective_name == "gain"
+    with pytest.raises(dfl.DflError, match="objective `spread` is not convex"):
+        inst.solve(objective="spread")
+    assert inst.for_objective("gain") is inst
