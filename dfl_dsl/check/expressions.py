@@ -384,7 +384,6 @@ class ExpressionRules:
             )
         return BOOL
 
-
     def _e_IfThenElse(self, node: ast.IfThenElse, scope: Scope) -> Info:
         cond = self.expr(node.cond, scope)
         self._require_condition(cond, node.cond)
@@ -452,7 +451,5 @@ class ExpressionRules:
 
 
 # ---------------------------------------------------------------------- helpers
-
-
 def _tuple_words(n: int) -> str:
     return "one element" if n == 1 else f"{n}-tuples"
