@@ -82,6 +82,9 @@ def smallest_eigenvalue(Q: sp.csr_array) -> float:
     lowest = np.inf
     for size in np.unique(sizes).tolist():
         blocks = np.flatnonzero(sizes == size)
+        if size == 1:  # a square on its own: its coefficient
+            lowest = min(lowest, float(Q.diagonal()[order[starts[blocks]]].min()))
+            continue
         if size > BATCH_LIMIT:
             for b in blocks.tolist():
                 idx = order[starts[b] : starts[b + 1]]
