@@ -176,6 +176,11 @@ class ConditionRules:
         return Val(RowRanges(lo_arr, hi_arr), True, (), "set")
 
     def _v_SetLiteral(self, node: ast.SetLiteral, frame: Frame) -> Val:
+        if node.elements and self.value(node.elements[0], frame).kind == "set":
+            product = self.set_of(node.elements[0], frame)  # AMPL's `{ORIG, DEST}`
+            for element in node.elements[1:]:
+                product = cross(product, self.set_of(element, frame))
+            return Val(product, kind="set")
         values = [self.value(element, frame) for element in node.elements]
         if any(v.framed for v in values):  # `{i, s}` with a dummy: a set per frame row
             return Val(self._row_literal(node, frame), True, (), "set")
@@ -229,6 +234,10 @@ class ConditionRules:
             return Val(SetValue(keys[keep]), kind="set")
         inside = right.position(left.keys) >= 0
         keep = inside if node.op == "inter" else ~inside
+        if node.op == "symdiff":  # in one but not both: left's, then right's, in order
+            theirs = ~(left.position(right.keys) >= 0)
+            return Val(SetValue(np.concatenate([left.keys[keep], right.keys[theirs]])),
+                       kind="set")
         return Val(SetValue(left.keys[keep]), kind="set")
 
 

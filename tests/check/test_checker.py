@@ -373,3 +373,14 @@ def test_an_unknown_objective_name_lists_the_model_s_objectives() -> None:
             "no objective `sprad` (its objectives: `gain`, `spread`, `bad`)")) as info:
         dfl.parse(OBJECTIVES, objective="sprad")
     assert info.value.hint == "did you mean `spread`?"
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("var x; s.t. c: x <> 1;", "`<>` can't be a constraint"),
+    ("var x; s.t. c: 0 <= x = 1;", "mixed-direction chained comparison `<=` ... `=`"),
+    ("var x; s.t. c: abs(x) = 1;", "(left side of `=`)"),
+])
+def test_constraint_messages_keep_ampl_spellings(text, message):
+    with pytest.raises(dfl.DflError) as info:
+        dfl.parse(text)
+    assert message in info.value.message
