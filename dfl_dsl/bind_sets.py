@@ -99,7 +99,7 @@ class SetBinding:
             bad = the_set.elements()[row]
             raise self.source.error(
                 f"set `{stmt.name}{owner(row)}`: element {bad!r} is not within the declared "
-                "superset", stmt.name,
+                "superset", stmt.name, at=bad,
                 hint=text_or_number(bad if isinstance(bad, tuple) else (bad,), parents))
 
     def _factors(self, node: ast.Expr, frame: Frame) -> list[ast.Expr]:

@@ -17,6 +17,7 @@ from typing import Annotated
 import typer
 
 from .backends.declarations import backend_help, option_help
+from .cli_data import data_command
 from .errors import DataWarning, DflError, InfeasibleError
 
 
@@ -75,9 +76,9 @@ def _root() -> None:
     """dfl-dsl: decision-focused learning from a .opt model."""
 
 
-ModelArg = Annotated[Path, typer.Argument(help="The model file (.opt).", show_default=False)]
+ModelArg = Annotated[Path, typer.Argument(help="The model file (.opt, .mod).", show_default=False)]
 DataOpt = Annotated[
-    Path | None, typer.Option("--data", "-d", help="Instance data (.json, .yaml or .npz).")
+    Path | None, typer.Option("--data", "-d", help="Instance data (.json, .yaml, .npz or .dat).")
 ]
 ObjectiveOpt = Annotated[
     str | None, typer.Option("--objective", help="Which objective to solve, by name, in a "
@@ -158,7 +159,7 @@ def check(model: ModelArg, data: DataOpt = None, objective: ObjectiveOpt = None)
     from .model import load
 
     m = load(model, objective)
-    inst = m.bind(data) if data is not None else None
+    inst = m.bind(data) if data is not None or m.data is not None else None
     if inst is not None:
         inst.compile()  # evaluates every expression against the data
     report(m, inst, out())
@@ -488,6 +489,9 @@ def train_solver(
         print(json.dumps(result))
     else:
         out().print(f"saved the policy to {save}")
+
+
+app.command("data")(guarded(data_command))
 
 
 def main(argv: list[str] | None = None) -> int:
