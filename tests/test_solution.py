@@ -137,6 +137,21 @@ def test_duals_of_ampl_indices_are_keyed_by_element():
     assert duals["from_s"]["b"] == flat["from_s"][0]
 
 
+def test_a_constraint_index_that_matches_keys_its_rows_by_its_new_dummies():
+    text = """set N; set A within N * N; param s in N; var f{A} >= 0;
+    maximize o: sum{(i, j) in A} f[i, j];
+    subject to out{(s, j) in A}: f[s, j] <= 2;
+    subject to rest{(i, j) in A : i != s}: f[i, j] <= 1;
+    subject to via{("b", j) in A, (j, k) in A}: f["b", j] + f[j, k] <= 1.5;
+    """
+    data = {"N": ["a", "b", "c"], "A": [["a", "b"], ["a", "c"], ["b", "c"], ["c", "a"]],
+            "s": "a"}
+    sol = bind(text, data).solve()
+    assert sol.objective == pytest.approx(2 + 2 + 1.5)
+    duals = sol.to_json()["duals"]
+    assert set(duals["out"]) == {"b", "c"} and duals["via"] == {"c": {"a": 1.0}}
+
+
 def test_reduced_costs_price_out_against_the_duals(transport):
     """An LP's reduced cost is its cost less the duals of the rows it enters (c - Aᵀy): zero
     for a basic column, >= 0 for one at its lower bound in a minimization."""

@@ -164,7 +164,7 @@ class StatementRules:
         self.symbols[stmt.name] = Symbol(stmt.name, stmt, "objective")
 
     def _Constraint(self, stmt: ast.Constraint) -> None:
-        scope, _, _ = self._domain(stmt.index)
+        scope, _, _ = self._domain(stmt.index, keyed=False)
         body = stmt.body
         if not isinstance(body, ast.Compare):
             hint = None
@@ -286,7 +286,11 @@ class StatementRules:
         )
 
     # ------------------------------------------------------------------ indices
-    def _domain(self, index: ast.Index | None) -> tuple[Scope, int | None, tuple[Dim, ...]]:
+    def _domain(self, index: ast.Index | None,
+                keyed: bool = True) -> tuple[Scope, int | None, tuple[Dim, ...]]:
+        """The scope, arity and shape of a declaration's index. `keyed`: its entries are keyed
+        by every component (params, vars, exprs, sets: data and values are laid out by them),
+        so no component may match; a constraint's rows are keyed by its new dummies only."""
         if index is None:
             return {}, 0, ()
         if isinstance(index, ast.ShapeIndex):
@@ -300,7 +304,8 @@ class StatementRules:
                 dims.append(info.dim)
             return {}, len(dims), tuple(dims)
         scope = self.index(index, {})
-        self._fresh_only(index)
+        if keyed:
+            self._fresh_only(index)
         arity: int | None = 0
         shape: list[Dim] = []
         for item in index.items:

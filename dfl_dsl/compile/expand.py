@@ -213,7 +213,7 @@ def _side(v: Val, shape, n: int, width: int) -> np.ndarray | Poly:
 
 
 def _dummies(index: ast.Index | None, frame: Frame) -> list[str]:
-    """The frame columns that key a constraint's rows: its dummies, and for an item that
+    """The frame columns that key a constraint's rows: its new dummies, and for an item that
     binds none (`{ARCS}`) the columns the join made for it, so that its duals are keyed by
     the set's elements too."""
     if index is None or isinstance(index, ast.ShapeIndex):
@@ -222,7 +222,7 @@ def _dummies(index: ast.Index | None, frame: Frame) -> list[str]:
     for item in index.items:
         hidden = f"#{id(item)}:"
         names = item.names or [name for name in frame.columns if name.startswith(hidden)]
-        for name in names:
-            if name and name not in seen:
+        for name in names:  # (a component that matches, `(s, j)` with a param s, keys nothing)
+            if name in frame.columns and name not in seen:
                 seen.append(name)
     return seen

@@ -317,14 +317,15 @@ GRAPH = ("set N;\nset A within N * N;\nparam s in N;\nparam w{A};\nvar f{A} >= 0
     's.t. c: sum{("a", j) in A} f["a", j] == 1;',
     "s.t. c{i in N}: sum{(j, i) in A : (i, j) in A} f[j, i] <= 1;",
     "s.t. c: sum{j in N, (j, k) in A, (k, s) in A} f[k, s] <= 1;",
+    "s.t. c{(s, j) in A}: f[s, j] <= 1;",  # a constraint's rows: keyed by j
 ])
 def test_tuple_components_that_match(text: str) -> None:
     assert dfl.parse(GRAPH + text).klass.name == "LP"
 
 
 @pytest.mark.parametrize(("text", "message", "col"), [
-    ("s.t. c{(s, j) in A}: f[s, j] >= 0;",
-     "a declaration's index binds a new dummy in every tuple component", 9),
+    ("var g{(s, j) in A};",
+     "a declaration's index binds a new dummy in every tuple component", 8),
     ("set R{(s, j) in A};", "a declaration's index binds a new dummy in every tuple "
      "component", 8),
     ("s.t. c: sum{(y, j) in A} 1 >= 0;", "dummy `y` hides the var `y`", 14),
