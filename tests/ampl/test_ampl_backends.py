@@ -4,7 +4,7 @@ reaches the Pyomo reference's optimum. The fast suite solves with the default ba
 from __future__ import annotations
 
 import pytest
-from _ampl import marks, mod, names, numbers, reference
+from _ampl import mod, names, numbers, reference
 from test_ampl_models import solve_dfl
 
 import dfl_dsl as dfl
@@ -14,7 +14,7 @@ pytestmark = pytest.mark.slow
 
 
 def _cases():
-    return [pytest.param(name, objective, marks=marks(name), id=f"{name}-{objective or 'first'}")
+    return [pytest.param(name, objective, id=f"{name}-{objective or 'first'}")
             for name in names() for objective in reference(name).OBJECTIVES]
 
 

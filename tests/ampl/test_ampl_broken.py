@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from _ampl import BROKEN, marks, mod
+from _ampl import BROKEN, mod
 from typer.testing import CliRunner
 
 from dfl_dsl.cli import app
@@ -34,11 +34,8 @@ CASES = [
 ]
 
 
-def _cases():
-    return [pytest.param(*case, marks=marks(case[1]), id=case[0]) for case in CASES]
-
-
-@pytest.mark.parametrize(("broken", "model", "where", "line", "col", "words"), _cases())
+@pytest.mark.parametrize(("broken", "model", "where", "line", "col", "words"), CASES,
+                         ids=[case[0] for case in CASES])
 def test_broken_data_is_a_located_error(broken, model, where, line, col, words):
     data = BROKEN / f"{broken}.dat"
     result = CliRunner().invoke(app, ["solve", str(mod(model)), "--data", str(data), "--json"])

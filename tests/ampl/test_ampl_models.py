@@ -4,7 +4,7 @@ objective compared with an independent Pyomo reference built from hand-copied nu
 from __future__ import annotations
 
 import pytest
-from _ampl import dat, marks, mod, names, numbers, reference
+from _ampl import dat, mod, names, numbers, reference
 
 import dfl_dsl as dfl
 
@@ -14,7 +14,7 @@ def _cases():
     for name in names():
         ref = reference(name)
         for objective in ref.OBJECTIVES:
-            cases.append(pytest.param(name, objective, marks=marks(name),
+            cases.append(pytest.param(name, objective,
                                       id=name if objective is None else f"{name}-{objective}"))
     return cases
 
