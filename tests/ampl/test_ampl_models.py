@@ -37,3 +37,9 @@ def test_objective_matches_the_reference(name, objective):
     sol = solve_dfl(name, objective)
     assert sol.status == "optimal"
     assert sol.objective == pytest.approx(want, rel=1e-6, abs=1e-9)
+
+
+@pytest.mark.parametrize("name", names())
+def test_the_model_gets_the_class_of_its_mathematics(name):
+    """LP, MILP or QP as the reference's problem is; an `abs` beside a quadratic stays a QP."""
+    assert dfl.load(mod(name)).klass.name == reference(name).CLASS

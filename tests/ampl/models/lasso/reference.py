@@ -3,6 +3,7 @@
 import pyomo.environ as pe
 from _ampl import at, solve
 
+CLASS = "QP"   # a convex quadratic objective, linear rows
 OBJECTIVES = [None]
 BACKENDS = ["highs", "pyomo"]   # the QP must stay a QP on both
 

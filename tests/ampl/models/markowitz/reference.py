@@ -3,6 +3,7 @@
 import pyomo.environ as pe
 from _ampl import at, get, solve
 
+CLASS = "QP"   # a convex quadratic objective, linear rows
 OBJECTIVES = [None]
 
 

@@ -3,6 +3,7 @@
 import pyomo.environ as pe
 from _ampl import at, get, solve
 
+CLASS = "LP"   # continuous variables, linear objective and rows
 OBJECTIVES = [None, "Total_Profit", "Overtime", "Leftover"]
 
 

@@ -3,6 +3,7 @@
 import pyomo.environ as pe
 from _ampl import at, solve
 
+CLASS = "MILP"   # integer or binary variables, linear rows
 OBJECTIVES = [None]
 
 

@@ -3,6 +3,7 @@
 import pyomo.environ as pe
 from _ampl import at, solve
 
+CLASS = "LP"   # continuous variables, linear objective and rows
 OBJECTIVES = [None]
 
 

@@ -5,6 +5,7 @@ import math
 import pyomo.environ as pe
 from _ampl import at, solve
 
+CLASS = "MILP"   # integer or binary variables, linear rows
 OBJECTIVES = [None]
 
 
