@@ -308,7 +308,7 @@ class _ToAst:
         return ast.Neg(operand, pos=_pos(meta))
 
     def power(self, meta, c):
-        return ast.Power(c[0], c[1], pos=_pos(meta))
+        return ast.Power(c[0], c[2], pos=_pos(meta))  # (c[1]: `^` or AMPL's `**`)
 
     def subscript(self, meta, c):
         return ast.Subscript(c[0], tuple(c[1]), pos=_pos(meta))
@@ -320,7 +320,8 @@ class _ToAst:
         return ast.Number(_number(c[0]), pos=_pos(c[0]))
 
     def string(self, meta, c):
-        return ast.String(str(c[0])[1:-1], pos=_pos(c[0]))
+        text = str(c[0])
+        return ast.String(text[1:-1].replace(text[0] * 2, text[0]), pos=_pos(c[0]))
 
     def inf(self, meta, c):
         return ast.Number(float("inf"), pos=_pos(c[0]))

@@ -13,6 +13,8 @@ follow from the token, what came before it and what the parser expected.
 
 from __future__ import annotations
 
+import bisect
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -39,7 +41,6 @@ STATEMENT_STARTS = frozenset("SET PARAM VAR EXPR MODEL MINIMIZE MAXIMIZE SUBJECT
 OPERAND_ENDS = frozenset("NAME NUMBER STRING INF INFINITY RPAR RSQB RBRACE TRANSPOSE".split())
 OPERAND_STARTS = frozenset("NAME NUMBER STRING INF INFINITY LPAR".split())
 CHARACTER_HINTS = {
-    "'": 'strings are written in double quotes: "GARY"',
     "&": "write `and`",
     "|": "write `or`",
     "!": "write `not`, or `!=` for 'different from'",
@@ -303,7 +304,7 @@ def _tokens_before(lark: Lark, text: str, line: int, column: int) -> list[Token]
 
 def _describe(lark: Lark, name: str) -> str:
     friendly = {"NAME": "a name", "NUMBER": "a number", "STRING": "a string",
-                "$END": "the end of the file", "TRANSPOSE": "`.T`"}
+                "$END": "the end of the file", "TRANSPOSE": "`.T`", "POW": "`^`"}
     if name in friendly:
         return friendly[name]
     try:
@@ -316,47 +317,41 @@ def _describe(lark: Lark, name: str) -> str:
 def _character_error(exc: UnexpectedCharacters, text: str) -> DflError:
     char = text[exc.pos_in_stream] if exc.pos_in_stream < len(text) else "?"
     pos = ast.Pos(exc.line, exc.column, exc.line, exc.column + 1)
-    if char == '"':
-        return DflError("unterminated string", pos, hint='close it with `"` on the same line')
+    if char in "\"'":
+        return _unterminated(pos, char)
     shown = f"`{char}`" if char.isprintable() and not char.isspace() else f"U+{ord(char):04X}"
     return DflError(f"unexpected character {shown}", pos, hint=CHARACTER_HINTS.get(char))
 
 
+# what the bracket scan steps over or stops at: comments, strings (closed or not), brackets, `;`
+_SCAN = re.compile(r"""#[^\n]*|/\*(?:.|\n)*?\*/|/\*|"(?:[^"\n]|"")*"|'(?:[^'\n]|'')*'"""
+                   r"""|["'();\[\]{}]""")
+
+
 def bracket_error(text: str) -> DflError | None:
-    """An unclosed or mismatched bracket, reported where it was opened (or stray-closed)."""
+    """An unclosed or mismatched bracket, reported where it was opened (or stray-closed); an
+    unterminated string or an unclosed `/*` comment, where it starts."""
     stack: list[tuple[str, ast.Pos]] = []
-    line, column = 1, 1
-    in_comment = False
-    string_start: ast.Pos | None = None
-    for ch in text:
-        here = ast.Pos(line, column, line, column + 1)
-        if ch == "\n":
-            if string_start is not None:
-                return _unterminated(string_start)
-            line, column = line + 1, 1
-            in_comment = False
-            continue
-        column += 1
-        if in_comment:
-            continue
-        if string_start is not None:
-            if ch == '"':
-                string_start = None
-            continue
-        if ch == "#":
-            in_comment = True
-        elif ch == '"':
-            string_start = here
-        elif ch in OPENERS:
-            stack.append((ch, here))
-        elif ch in CLOSERS:
-            error = _closed(stack, ch, here)
+    newlines = [k for k, ch in enumerate(text) if ch == "\n"]
+    for match in _SCAN.finditer(text):
+        found = match.group()
+        if len(found) > 1 and found != "/*":
+            continue  # a comment or a whole string
+        line = bisect.bisect_left(newlines, match.start()) + 1
+        column = match.start() - (newlines[line - 2] if line > 1 else -1)
+        here = ast.Pos(line, column, line, column + len(found))
+        if found == "/*":
+            return DflError("unclosed comment `/*`", here, hint="close it with `*/`")
+        if found in "\"'":
+            return _unterminated(here, found)
+        if found in OPENERS:
+            stack.append((found, here))
+        elif found in CLOSERS:
+            error = _closed(stack, found, here)
             if error is not None:
                 return error
-        elif ch == ";" and stack:
+        elif stack:  # `;`
             return _unclosed(*stack[-1])
-    if string_start is not None:
-        return _unterminated(string_start)
     return _unclosed(*stack[-1]) if stack else None
 
 
@@ -374,5 +369,5 @@ def _unclosed(opener: str, opened: ast.Pos) -> DflError:
     return DflError(f"unclosed `{opener}`", opened, hint=f"add the matching `{OPENERS[opener]}`")
 
 
-def _unterminated(where: ast.Pos) -> DflError:
-    return DflError("unterminated string", where, hint='close it with `"` on the same line')
+def _unterminated(where: ast.Pos, quote: str = '"') -> DflError:
+    return DflError("unterminated string", where, hint=f"close it with `{quote}` on the same line")

@@ -567,3 +567,32 @@ def test_an_index_binds_names_only() -> None:
     with pytest.raises(DflError, match="an index binds names here") as info:
         parse("minimize z: sum{a[i] in I} 1;")
     assert (info.value.pos.line, info.value.pos.column) == (1, 17)
+
+
+# ---------------------------------------------------------------------- AMPL's spellings
+def test_block_comments_span_lines_and_keep_positions() -> None:
+    var, objective = parse("/* a model\n   over two lines */ var x;\n"
+                           "minimize /* inline */ z: x; /**/").statements
+    assert var.name == "x" and (var.pos.line, var.pos.column) == (2, 26)
+    assert objective.name == "z"
+    assert parse("/* only a comment */").statements == ()
+
+
+def test_a_comment_hides_what_would_otherwise_be_an_error() -> None:
+    (var,) = parse('var x; /* an "unclosed string, a { and a ; */').statements
+    assert var.name == "x"
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("'GARY'", "GARY"), ('"GARY"', "GARY"), ("'O''Hare'", "O'Hare"), ('"say ""hi"""', 'say "hi"'),
+    ("'a \"b\"'", 'a "b"'),
+])
+def test_strings_in_single_or_double_quotes(text, value) -> None:
+    string = body(text)
+    assert isinstance(string, ast.String) and string.value == value
+
+
+def test_double_star_is_power() -> None:
+    assert sx(body("x**2")) == sx(body("x^2")) == "(^ x 2)"
+    assert sx(body("2**3**2")) == "(^ 2 (^ 3 2))"  # right-associative, as `^`
+    assert sx(body("-x**2 * 3")) == "(* (- (^ x 2)) 3)"
