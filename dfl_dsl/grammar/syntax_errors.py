@@ -33,6 +33,10 @@ KEYWORDS = frozenset(
 # words that start a param's attribute (after a value they need a comma before them)
 PARAM_ATTRIBUTES = frozenset("default int integer binary symbolic predicted uncertain psd "
                              "symmetric in".split())
+# AMPL's commands, which run a model (and the words that start its loops and branches)
+SCRIPT_WORDS = frozenset("solve display let option model data include commands reset print "
+                         "printf shell write expand show fix unfix drop restore objective for "
+                         "repeat if end quit exit close update".split())
 OPENERS = {"(": ")", "[": "]", "{": "}"}
 CLOSERS = {v: k for k, v in OPENERS.items()}
 # Statements start with these; none of them can continue an expression.
@@ -98,7 +102,9 @@ def syntax_error(exc: UnexpectedInput, text: str, lark: Lark) -> DflError:
 
 def _parser_error(exc: UnexpectedInput, text: str, lark: Lark) -> DflError:
     if isinstance(exc, UnexpectedCharacters):
-        return _character_error(exc, text)
+        before = _tokens_before(lark, text, exc.line, exc.column)
+        dot = text[exc.pos_in_stream : exc.pos_in_stream + 1] == "."  # `model diet.mod;`
+        return _scripting(before, None, dot) or _character_error(exc, text)
     token = None if isinstance(exc, UnexpectedEOF) else exc.token
     if token is not None and token.type == "$END":
         token = None
@@ -108,6 +114,9 @@ def _parser_error(exc: UnexpectedInput, text: str, lark: Lark) -> DflError:
         line, column = text.count("\n") + 1, len(text) - text.rfind("\n")
     ctx = Context(lark, token, set(exc.expected or ()), _tokens_before(lark, text, line, column),
                   line, column)
+    error = _scripting(ctx.statement, token)
+    if error is not None:
+        return error
     for rule in (_missing_semicolon, _end_of_file, _index_in_parentheses):
         error = rule(ctx)
         if error is not None:
@@ -138,6 +147,26 @@ def _handlers(lark: Lark) -> dict[tuple[frozenset[str], str | None], list[Handle
 
 
 # ---------------------------------------------------------------- rules of any parser state
+def _scripting(statement: list[Token], token: Token | None, dot: bool = False
+               ) -> DflError | None:
+    """An AMPL command (`solve;`, `display x;`, `let p := 3;`, `model diet.mod;`) in the
+    statement where the parser stopped: commands run models, they aren't part of one."""
+    if statement and statement[-1].type == "SEMICOLON":
+        statement = []  # (a character error's tokens run to the error: the statement is new)
+    for k in range(len(statement) - 1, -1, -1):
+        if statement[k].type == "SEMICOLON":
+            statement = statement[k + 1 :]
+            break
+    first = statement[0] if statement else token
+    if first is None or str(first) not in SCRIPT_WORDS:
+        return None
+    if str(first) == "model" and len(statement) != (2 if dot else 1):
+        return None  # `model NAME` with a slip after it: this language's model statement
+    return DflError(f"`{first}` is an AMPL command; AMPL scripting isn't part of a model file",
+                    _pos(first), hint="run `dfl solve MODEL --data DATA` (`--json` shows "
+                    "every value); the model file holds the model and, after `data;`, its data")
+
+
 def _missing_semicolon(ctx: Context) -> DflError | None:
     last, token = ctx.last, ctx.token
     if "SEMICOLON" in ctx.expected and last is not None and ctx.misspelled() is None and (
