@@ -249,6 +249,13 @@ class _ToAst:
     def if_expr(self, meta, c):
         return ast.IfThenElse(c[0], c[1], c[2], pos=_pos(meta))
 
+    def if_then(self, meta, c):
+        """AMPL's `if c then e`: `else 0`, the zero placed at the end of `e`."""
+        end = c[1].pos
+        zero = ast.Number(0, pos=ast.Pos(end.end_line, end.end_column, end.end_line,
+                                         end.end_column))
+        return ast.IfThenElse(c[0], c[1], zero, pos=_pos(meta))
+
     def or_(self, meta, c):
         return ast.BoolOp("or", c[0], c[1], pos=_pos(meta))
 

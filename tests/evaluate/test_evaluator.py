@@ -85,6 +85,15 @@ def test_filters_and_conditionals():
     assert _objective_vector(bind(text)).tolist() == [1, 2, 0, -1, 0, -1]
 
 
+def test_if_without_else_is_zero():
+    """AMPL's `if c then e`: `else 0`, in data and around variables."""
+    text = """
+    set I = 1..4; param p{i in I} = if i <= 2 then 10; var x{I} in [0, 10];
+    minimize f: sum{i in I} (p[i] * x[i] + (if i >= 3 then -x[i]));
+    """
+    assert _objective_vector(bind(text)).tolist() == [10, 10, -1, -1]
+
+
 def test_conditional_on_elements_picks_elements():
     text = """
     set N; param s in N; param t in N;

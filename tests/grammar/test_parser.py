@@ -596,3 +596,28 @@ def test_double_star_is_power() -> None:
     assert sx(body("x**2")) == sx(body("x^2")) == "(^ x 2)"
     assert sx(body("2**3**2")) == "(^ 2 (^ 3 2))"  # right-associative, as `^`
     assert sx(body("-x**2 * 3")) == "(* (- (^ x 2)) 3)"
+
+
+def test_if_without_else_is_else_zero() -> None:
+    tree = body("if a then 1")
+    assert sx(tree) == "(if a 1 0)"
+    assert (tree.orelse.pos.line, tree.orelse.pos.column) == (tree.then.pos.end_line,
+                                                               tree.then.pos.end_column)
+
+
+@pytest.mark.parametrize(("text", "tree"), [
+    # an `else` belongs to the nearest `if`, as in AMPL
+    ("if a then if b then 1 else 2", "(if a (if b 1 2) 0)"),
+    ("if a then (if b then 1) else 2", "(if a (if b 1 0) 2)"),
+    ("if a then if b then 1 else 2 else 3", "(if a (if b 1 2) 3)"),
+    ("if a then 1 else if b then 2", "(if a 1 (if b 2 0))"),
+    ("(if a then x) + 1", "(+ (if a x 0) 1)"),
+])
+def test_else_belongs_to_the_nearest_if(text, tree) -> None:
+    assert sx(body(text)) == tree
+
+
+def test_an_if_closing_a_comparison_keeps_its_else() -> None:
+    with pytest.raises(DflError, match="expected `else`") as info:
+        parse("s.t. c: x = if a then 1;")
+    assert info.value.pos.column == 24
