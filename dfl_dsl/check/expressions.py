@@ -192,6 +192,8 @@ class ExpressionRules:
                 )
         if node.op == "@":
             return self._matmul(node, left, right)
+        if node.op in ("mod", "div"):
+            return integer_division(node, left, right)
         try:
             shape = broadcast([left.shape, right.shape])
         except AtomError as exc:
@@ -443,3 +445,18 @@ class ExpressionRules:
 
 
 # ---------------------------------------------------------------------- helpers
+
+
+def integer_division(node: ast.BinOp, left: Info, right: Info) -> Info:
+    """AMPL's `a mod b` and `a div b`: arithmetic on the data (as `i mod 2` in a filter)."""
+    for side, info in ((node.left, left), (node.right, right)):
+        if not info.is_data:
+            raise DflError(f"`{node.op}` takes data, not variables or predicted/uncertain "
+                           "params", side.pos)
+    try:
+        shape = broadcast([left.shape, right.shape])
+    except AtomError as exc:
+        raise DflError(str(exc), node.pos) from None
+    # the remainder has the dividend's sign, the quotient is truncated toward zero
+    sign = left.sign if node.op == "mod" else left.sign.times(right.sign)
+    return Info(shape=shape, integer=left.integer and right.integer, sign=sign)

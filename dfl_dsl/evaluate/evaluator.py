@@ -34,6 +34,7 @@ from .values import (
     divide,
     entrywise_sum,
     expand,
+    integer_division,
     matmul,
     multiply,
     negate,
@@ -227,6 +228,8 @@ class Evaluator(SubscriptRules, ConditionRules, OrderedRules):
             return multiply(left, right, n, width)
         if node.op == "/":
             return divide(left, right, n, width)
+        if node.op in ("mod", "div"):
+            return integer_division(left, right, n, node.op)
         return matmul(left, right, n, width)
 
     def _as_number(self, v: Val, node: ast.Expr) -> Val:

@@ -308,6 +308,25 @@ def test_a_param_entering_nonlinearly_is_named_by_its_kind(expr: str, message: s
         dfl.parse(DECLS + f"minimize o: {expr};\n")
 
 
+@pytest.mark.parametrize(("expr", "sign", "integer"), [
+    ("n mod 2", Sign.UNKNOWN, True),
+    ("w mod 2", Sign.NONNEG, False),   # the remainder has the dividend's sign
+    ("neg div w", Sign.NONPOS, False),
+    ("n div m", Sign.UNKNOWN, True),
+])
+def test_mod_and_div_of_data(expr: str, sign: Sign, integer: bool) -> None:
+    got = info(expr)
+    assert got.is_data and got.sign is sign and got.integer is integer
+
+
+@pytest.mark.parametrize(("expr", "column"), [("x mod 2", 13), ("a div p", 19),
+                                              ("sum{i in I} 2 mod z[i]", 31)])
+def test_mod_and_div_take_data(expr: str, column: int) -> None:
+    with pytest.raises(dfl.DflError, match="takes data, not variables") as info:
+        dfl.parse(DECLS + f"minimize o: {expr};\n")
+    assert info.value.pos.column == column
+
+
 @pytest.mark.parametrize(("text", "message"), [
     ("var x; s.t. c: x <> 1;", "`<>` can't be a constraint"),
     ("var x; s.t. c: 0 <= x = 1;", "mixed-direction chained comparison `<=` ... `=`"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 
 import numpy as np
@@ -92,6 +93,28 @@ def test_if_without_else_is_zero():
     minimize f: sum{i in I} (p[i] * x[i] + (if i >= 3 then -x[i]));
     """
     assert _objective_vector(bind(text)).tolist() == [10, 10, -1, -1]
+
+
+def test_mod_and_div_as_ampl_computes_them():
+    """`a div b` truncates toward zero and `a mod b` keeps the dividend's sign, so that
+    a = b * (a div b) + a mod b; against Python's integer arithmetic on every pair."""
+    text = """
+    set A = -7..7; set B = {-3, -2, 2, 5};
+    param q{a in A, b in B} = a div b; param r{a in A, b in B} = a mod b;
+    param h{a in A} = (a + 0.5) mod 2; param s = sum{a in A: a mod 3 = 0 and a div 2 >= 1} a;
+    """
+    inst = bind(text)
+    whole = inst.evaluator.whole
+    pairs = [(a, b) for a in range(-7, 8) for b in (-3, -2, 2, 5)]
+    truncated = [abs(a) // abs(b) * (1 if a * b >= 0 else -1) for a, b in pairs]
+    assert np.asarray(whole(inst.entity("q")).payload).ravel().tolist() == truncated
+    assert np.asarray(whole(inst.entity("r")).payload).ravel().tolist() == [
+        a - b * t for (a, b), t in zip(pairs, truncated, strict=True)]
+    assert np.asarray(whole(inst.entity("h")).payload).tolist() == [
+        math.fmod(a + 0.5, 2) for a in range(-7, 8)]
+    assert float(np.asarray(whole(inst.entity("s")).payload)) == 3 + 6
+    with pytest.raises(DflError, match="`mod` by zero"):
+        bind("set I = 0..2; param p{i in I} = 3 mod i;")
 
 
 def test_conditional_on_elements_picks_elements():

@@ -621,3 +621,20 @@ def test_an_if_closing_a_comparison_keeps_its_else() -> None:
     with pytest.raises(DflError, match="expected `else`") as info:
         parse("s.t. c: x = if a then 1;")
     assert info.value.pos.column == 24
+
+
+@pytest.mark.parametrize(("text", "tree"), [
+    ("a + b mod 2", "(+ a (mod b 2))"),
+    ("a * b mod c div d", "(div (mod (* a b) c) d)"),  # one level with `*` `/`, left to right
+    ("-a mod 2", "(mod (- a) 2)"),
+    ("i mod 2 = 1", "(cmp (mod i 2) == 1)"),
+    ("1 .. n div 2", "(.. 1 (div n 2))"),
+])
+def test_mod_and_div_multiply(text, tree) -> None:
+    assert sx(body(text)) == tree
+
+
+@pytest.mark.parametrize("word", ["mod", "div"])
+def test_mod_and_div_are_reserved(word) -> None:
+    with pytest.raises(DflError, match=f"`{word}` is a reserved word"):
+        parse(f"param {word};")
