@@ -139,10 +139,12 @@ class Reduce(Expr):
 
 @dataclass(frozen=True, eq=False)
 class Range(Expr):
-    """`lo .. hi`: an inclusive integer set (or a slice when used as a subscript)."""
+    """`lo .. hi`: an inclusive integer set (or a slice when used as a subscript); AMPL's
+    `lo .. hi by step` takes every step-th integer from lo."""
 
     lo: Expr
     hi: Expr
+    step: Expr | None = None
 
 
 @dataclass(frozen=True, eq=False)

@@ -292,7 +292,7 @@ class _ToAst:
         return ast.Tuple(tuple(c), pos=_pos(meta))
 
     def range(self, meta, c):
-        return ast.Range(c[0], c[1], pos=_pos(meta))
+        return ast.Range(c[0], c[1], c[3], pos=_pos(meta))
 
     def mulop(self, meta, c):
         return str(c[0])

@@ -28,7 +28,7 @@ KEYWORDS = frozenset(
     "set param var minimize maximize subject to expr model in within binary integer int "
     "predicted uncertain psd default sum if then else and or not stiefel max min union diff "
     "inter inf symmetric subj check cross setof ordered circular dimen symbolic Infinity "
-    "symdiff mod div".split()
+    "symdiff mod div by".split()
 )
 # words that start a param's attribute (after a value they need a comma before them)
 PARAM_ATTRIBUTES = frozenset("default int integer binary symbolic predicted uncertain psd "
@@ -78,8 +78,8 @@ class Context:
 
     def misspelled(self) -> str | None:
         """A hint when the token is a near-miss of a keyword the parser expects here."""
-        if self.token is None or self.token.type != "NAME":
-            return None
+        if self.token is None or self.token.type != "NAME" or len(self.token) < 2:
+            return None  # (a one-letter name is a name: `3 y` misses an operator, not `by`)
         words = []
         for name in self.expected:
             try:

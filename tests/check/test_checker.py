@@ -308,6 +308,18 @@ def test_a_param_entering_nonlinearly_is_named_by_its_kind(expr: str, message: s
         dfl.parse(DECLS + f"minimize o: {expr};\n")
 
 
+@pytest.mark.parametrize(("text", "message", "column"), [
+    ("set S = 1..9 by 0;", "a range's step must not be 0", 17),
+    ("set S = 1..9 by 0.5;", "a range's step must be an integer, got 0.5", 17),
+    ("var y; set S = 1..9 by y;", "a range's steps must be integer data", 24),
+    ("param A[5]; param b = sum(A[0..4 by 2]);", "a slice takes no `by` step", 37),
+])
+def test_range_steps(text: str, message: str, column: int) -> None:
+    with pytest.raises(dfl.DflError) as info:
+        dfl.parse(text)
+    assert message in info.value.message and info.value.pos.column == column
+
+
 @pytest.mark.parametrize(("expr", "sign", "integer"), [
     ("n mod 2", Sign.UNKNOWN, True),
     ("w mod 2", Sign.NONNEG, False),   # the remainder has the dividend's sign

@@ -78,6 +78,36 @@ def test_dependent_ranges():
     assert inst.solve().objective == pytest.approx(sum(want))
 
 
+@pytest.mark.parametrize(("lo", "hi", "step"), [(1, 9, 2), (1, 10, 3), (10, 1, -3), (1, 0, 2),
+                                                (0, 0, 5), (-4, 4, 4), (5, 1, 1)])
+def test_ranges_with_a_step_are_pythons_ranges(lo, hi, step):
+    """`lo .. hi by step` (AMPL): lo, lo + step, ... while within hi, in that order."""
+    want = list(range(lo, hi + (1 if step > 0 else -1), step))
+    inst = bind(f"set S = {lo} .. {hi} by {step}; param p{{i in S}} = i; var x; minimize o: x;")
+    assert np.asarray(inst.evaluator.whole(inst.entity("p")).payload).tolist() == want
+
+
+def test_ranges_with_a_step_that_change_with_the_index():
+    text = """
+    set I = 1..4;
+    param up{i in I} = sum{j in i .. 9 by 2} j;
+    param down{i in I} = sum{j in 10 .. 1 by -i} j;
+    param size{i in I} = card(1 .. 9 by i);
+    param hits{i in I} = sum{j in I: j in 1 .. 9 by i} j;
+    """
+    inst = bind(text)
+    got = {p: np.asarray(inst.evaluator.whole(inst.entity(p)).payload).tolist()
+           for p in ("up", "down", "size", "hits")}
+    assert got == {"up": [sum(range(i, 10, 2)) for i in range(1, 5)],
+                   "down": [sum(range(10, 0, -i)) for i in range(1, 5)],
+                   "size": [len(range(1, 10, i)) for i in range(1, 5)],
+                   "hits": [sum(j for j in range(1, 5) if j in range(1, 10, i))
+                            for i in range(1, 5)]}
+    with pytest.raises(DflError, match="a range's step must not be 0") as info:
+        bind("set I = 0..2; param p{i in I} = sum{j in 1..3 by i} j;")
+    assert info.value.pos.column == 50  # at the step
+
+
 def test_filters_and_conditionals():
     text = """
     set I = 1..6; var x{I} in [0, 10];

@@ -638,3 +638,15 @@ def test_mod_and_div_multiply(text, tree) -> None:
 def test_mod_and_div_are_reserved(word) -> None:
     with pytest.raises(DflError, match=f"`{word}` is a reserved word"):
         parse(f"param {word};")
+
+
+@pytest.mark.parametrize(("text", "lo", "hi", "step"), [
+    ("1 .. 9 by 2", "1", "9", "2"),
+    ("a + 1 .. n - 1 by k * 2", "(+ a 1)", "(- n 1)", "(* k 2)"),
+    ("10 .. 1 by -3", "10", "1", "-3"),
+])
+def test_ranges_take_a_step(text, lo, hi, step) -> None:
+    tree = body(text)
+    assert isinstance(tree, ast.Range)
+    assert (sx(tree.lo), sx(tree.hi), sx(tree.step)) == (lo, hi, step)
+    assert body("1 .. 9").step is None
