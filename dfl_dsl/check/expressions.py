@@ -397,6 +397,12 @@ class ExpressionRules:
         body = self._number(node.body, inner)
         if node.op == "sum":
             return body.but(value=None, dim=None)
+        if node.op == "prod" and not body.is_data:
+            raise DflError("`prod{...}` takes data, not variables or predicted/uncertain params",
+                           node.body.pos, hint="a product of variables is not linear or convex")
+        if node.op == "prod":
+            return body.but(value=None, dim=None,
+                            sign=Sign.NONNEG if body.sign.nonneg else Sign.UNKNOWN)
         if body.is_data:
             return body.but(value=None, dim=None)
         if body.pdeg:  # (scenarios of an uncertain one are fixed one by one, as in `max(a, b)`)

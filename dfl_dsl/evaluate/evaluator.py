@@ -39,6 +39,7 @@ from .values import (
     multiply,
     negate,
     out_shape,
+    segment_prod,
     segment_sum,
     transpose,
 )
@@ -304,6 +305,9 @@ class Evaluator(SubscriptRules, ConditionRules, OrderedRules):
             summed = np.stack([segment_sum(flat[:, c], starts) for c in range(g)],
                               axis=1) if g else np.zeros((n, 0))
             return Val(summed.reshape((n,) + body.shape), True, body.shape)
+        if node.op == "prod":  # (data only, the checker says)
+            flat = np.asarray(body.payload, dtype=float).reshape(child.n, g)
+            return Val(segment_prod(flat, starts).reshape((n,) + body.shape), True, body.shape)
         if body.shape != ():
             raise DflError(f"`{node.op}{{...}}` needs a scalar body", node.body.pos)
         empty = starts[:-1] == starts[1:]

@@ -301,6 +301,16 @@ def _einsum_matmul(a: Val, b: Val, n: int, framed: bool) -> np.ndarray:
     return np.einsum(f"{spec_a},{spec_b}->{spec_o}", np.asarray(a.payload), np.asarray(b.payload))
 
 
+def segment_prod(rows: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """The product of each group's rows (group p: rows starts[p]:starts[p+1]); 1 for an empty
+    group, as AMPL's `prod` over an empty set."""
+    out = np.ones((len(starts) - 1,) + rows.shape[1:])
+    filled = starts[:-1] < starts[1:]
+    if filled.any():  # (reduceat over the nonempty starts: each group runs to the next one)
+        out[filled] = np.multiply.reduceat(rows, starts[:-1][filled], axis=0)
+    return out
+
+
 def segment_sum(payload, starts: np.ndarray):
     if isinstance(payload, (Poly, NL)):
         return payload.segment_sum(starts)

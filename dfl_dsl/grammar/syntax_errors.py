@@ -28,7 +28,7 @@ KEYWORDS = frozenset(
     "set param var minimize maximize subject to expr model in within binary integer int "
     "predicted uncertain psd default sum if then else and or not stiefel max min union diff "
     "inter inf symmetric subj check cross setof ordered circular dimen symbolic Infinity "
-    "symdiff mod div by".split()
+    "symdiff mod div by prod".split()
 )
 # words that start a param's attribute (after a value they need a comma before them)
 PARAM_ATTRIBUTES = frozenset("default int integer binary symbolic predicted uncertain psd "

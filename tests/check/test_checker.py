@@ -308,6 +308,15 @@ def test_a_param_entering_nonlinearly_is_named_by_its_kind(expr: str, message: s
         dfl.parse(DECLS + f"minimize o: {expr};\n")
 
 
+def test_prod_takes_data() -> None:
+    assert info("prod{i in I} w").sign is Sign.NONNEG and info("prod{i in I} w").is_data
+    assert info("prod{i in I} a").sign is Sign.UNKNOWN
+    for expr, column in (("prod{i in I} z[i]", 26), ("prod{i in I} (p + 1)", 27)):
+        with pytest.raises(dfl.DflError, match=r"`prod\{\.\.\.\}` takes data") as err:
+            dfl.parse(DECLS + f"minimize o: {expr};\n")
+        assert err.value.pos.column == column
+
+
 @pytest.mark.parametrize(("text", "message", "column"), [
     ("set S = 1..9 by 0;", "a range's step must not be 0", 17),
     ("set S = 1..9 by 0.5;", "a range's step must be an integer, got 0.5", 17),

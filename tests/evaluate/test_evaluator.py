@@ -311,6 +311,23 @@ def test_max_min_of_data():
     assert _objective_vector(inst).tolist() == [2.0]
 
 
+def test_prod_of_data_against_numpy():
+    """AMPL's `prod{...}`: per group of the index, 1 over an empty one; shaped bodies too."""
+    rng = np.random.default_rng(7)
+    w = rng.uniform(-2, 2, size=(5, 3)).round(2)
+    text = """set I = 1..5; set J = 1..3; param w{I, J};
+    param upto{i in I} = prod{k in I, j in J: k <= i and w[k, j] > 0} w[k, j];
+    param none = prod{i in I: i > 9} 7;
+    param cols{j in J} = prod{i in I} w[i, j];"""
+    inst = bind(text, {"w": w.tolist()})
+    got = {p: np.asarray(inst.evaluator.whole(inst.entity(p)).payload) for p in
+           ("upto", "none", "cols")}
+    want_upto = [np.prod(w[: i + 1][w[: i + 1] > 0]) for i in range(5)]
+    np.testing.assert_allclose(got["upto"], want_upto, rtol=1e-12)
+    assert float(got["none"]) == 1.0
+    np.testing.assert_allclose(got["cols"], np.prod(w, axis=0), rtol=1e-12)
+
+
 def test_max_over_an_empty_set_is_an_error():
     with pytest.raises(DflError, match="`max` over an empty set"):
         bind("set I; param p{I}; var x; minimize f: x * max{i in I} p[i];",

@@ -650,3 +650,8 @@ def test_ranges_take_a_step(text, lo, hi, step) -> None:
     assert isinstance(tree, ast.Range)
     assert (sx(tree.lo), sx(tree.hi), sx(tree.step)) == (lo, hi, step)
     assert body("1 .. 9").step is None
+
+
+def test_prod_is_a_reduction() -> None:
+    assert sx(body("2 * prod{i in I} p[i] * q[i] + 1")) == (
+        "(+ (* 2 (prod{i in I} (* p[i] q[i]))) 1)")
