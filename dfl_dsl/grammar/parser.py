@@ -259,6 +259,19 @@ class _ToAst:
     def or_(self, meta, c):
         return ast.BoolOp("or", c[0], c[1], pos=_pos(meta))
 
+    def quantifier_expr(self, meta, c):
+        """AMPL's `exists{I} c` (c holds somewhere in I) and `forall{I} c` (everywhere), as a
+        count of the index's members where c holds (or fails): `sum{I} (if c then 1) > 0`."""
+        pos = _pos(meta)
+        word, index, cond = c[1], c[2], c[3]
+        hit, miss = (ast.Number(1, pos=pos), ast.Number(0, pos=pos))
+        if word == "forall":
+            hit, miss = miss, hit
+        count = ast.Reduce("sum", index, ast.IfThenElse(cond, hit, miss, pos=pos), pos=pos)
+        test = ast.Compare((">" if word == "exists" else "==",), (count, ast.Number(0, pos=pos)),
+                           pos=pos)
+        return test if c[0] is None else ast.Not(test, pos=pos)
+
     def and_(self, meta, c):
         return ast.BoolOp("and", c[0], c[1], pos=_pos(meta))
 
@@ -338,6 +351,8 @@ class _ToAst:
 
     def reducer(self, meta, c):
         return str(c[0])
+
+    quantifier = reducer
 
     def call(self, meta, c):
         func = c[0]

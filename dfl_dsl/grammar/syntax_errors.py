@@ -28,7 +28,7 @@ KEYWORDS = frozenset(
     "set param var minimize maximize subject to expr model in within binary integer int "
     "predicted uncertain psd default sum if then else and or not stiefel max min union diff "
     "inter inf symmetric subj check cross setof ordered circular dimen symbolic Infinity "
-    "symdiff mod div by prod".split()
+    "symdiff mod div by prod exists forall".split()
 )
 # words that start a param's attribute (after a value they need a comma before them)
 PARAM_ATTRIBUTES = frozenset("default int integer binary symbolic predicted uncertain psd "
@@ -269,9 +269,9 @@ def _var_domain(ctx: Context) -> DflError | None:
 def _operand(ctx: Context) -> DflError | None:
     """Where an operand belongs: `if` and `not` need parentheses inside arithmetic."""
     word = str(ctx.token)
-    if word not in ("if", "not") or "LPAR" not in ctx.expected:
+    if word not in ("if", "not", "exists", "forall") or "LPAR" not in ctx.expected:
         return None
-    construct = "if ... then ... else ..." if word == "if" else "not ..."
+    construct = {"if": "if ... then ... else ...", "not": "not ..."}.get(word, f"{word}{{...}} ...")
     return DflError(f"`{word}` can't appear here without parentheses", _pos(ctx.token),
                     hint=f"write `({construct})`")
 
@@ -287,7 +287,7 @@ _STARTS = tuple(f"minimize z: {op}" for op in _OPERATORS) + (
     "minimize z: sum{", "minimize z: sum{i in I: ", "minimize z: f(", "minimize z: x[",
     "minimize z: x[1, ", "minimize z: f(1, ", "minimize z: (", "minimize z: {",
     "var x{I} ", "param c{I} ", "minimize z: sum{i in I} ", "minimize z: sum{i in I: a} ",
-    "minimize z: (if a == b ", "minimize z: (if a ")
+    "minimize z: (if a == b ", "minimize z: (if a ", "minimize z: (a and not ")
 EXAMPLES: list[tuple[Handler, list[str]]] = [
     # after a reduction's keyword, where a reduction may start or only a call (`2 ^ sum(x)`)
     (_after_reducer, [f"minimize z: {op}{word}{tail};" for op in ("", *_OPERATORS)
@@ -297,7 +297,8 @@ EXAMPLES: list[tuple[Handler, list[str]]] = [
     (_var_domain, [f"var x{head} int;" for head in (
         "", "{I}", "[n]", " binary", " in [0, 1]", *(f" >= {e}" for e in _ENDS))]),
     # where an operand belongs
-    (_operand, [f"{start}{word} a;" for start in _STARTS for word in ("if", "not")]),
+    (_operand, [f"{start}{word} a;" for start in _STARTS
+                for word in ("if", "not", "exists{i in I}")]),
 ]
 _TABLE: dict[tuple[frozenset[str], str | None], list[Handler]] = {}
 

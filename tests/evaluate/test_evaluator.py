@@ -147,6 +147,31 @@ def test_mod_and_div_as_ampl_computes_them():
         bind("set I = 0..2; param p{i in I} = 3 mod i;")
 
 
+def test_exists_and_forall_against_any_and_all():
+    """Filters and data built from `exists{...}`/`forall{...}` over a random graph, with an
+    outer dummy matched inside, against Python's any()/all() (empty: false / true)."""
+    rng = np.random.default_rng(3)
+    nodes = list(range(1, 8))
+    arcs = [(i, j) for i in nodes for j in nodes if i != j and rng.random() < 0.3]
+    cap = rng.integers(0, 3, size=len(arcs)).tolist()
+    text = """set N; set A within N * N; param cap{A};
+    set SOURCES = {i in N: not exists{(j, i) in A} cap[j, i] > 0};
+    param s = sum{i in SOURCES} 2 ^ i;
+    param blocked{i in N} = if forall{(i, j) in A} cap[i, j] = 0 then 1;
+    param all_used = if forall{(i, j) in A: i < j} cap[i, j] > 0 or exists{k in N: k > 99} 1 = 1
+                     then 1 else 0;"""
+    inst = bind(text, {"N": nodes, "A": arcs, "cap": cap})
+    c = dict(zip(arcs, cap, strict=True))
+    sources = [i for i in nodes if not any(c[j, k] > 0 for (j, k) in arcs if k == i)]
+    assert 0 < len(sources) < len(nodes)
+    assert float(np.asarray(inst.evaluator.whole(inst.entity("s")).payload)) == (
+        sum(2 ** i for i in sources))
+    blocked = np.asarray(inst.evaluator.whole(inst.entity("blocked")).payload).tolist()
+    assert blocked == [int(all(c[a] == 0 for a in arcs if a[0] == i)) for i in nodes]
+    assert float(np.asarray(inst.evaluator.whole(inst.entity("all_used")).payload)) == int(
+        all(c[a] > 0 for a in arcs if a[0] < a[1]))
+
+
 def test_conditional_on_elements_picks_elements():
     text = """
     set N; param s in N; param t in N;

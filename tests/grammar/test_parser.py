@@ -655,3 +655,29 @@ def test_ranges_take_a_step(text, lo, hi, step) -> None:
 def test_prod_is_a_reduction() -> None:
     assert sx(body("2 * prod{i in I} p[i] * q[i] + 1")) == (
         "(+ (* 2 (prod{i in I} (* p[i] q[i]))) 1)")
+
+
+def _cond(text: str) -> ast.Expr:
+    return parse(f"param p = if {text} then 1;").statements[0].value.cond
+
+
+@pytest.mark.parametrize(("text", "tree"), [
+    # `exists{I} c`: the members of I where c holds, counted; `forall`: where it fails, none
+    ("exists{i in I} a[i] > 0", "(cmp (sum{i in I} (if (cmp a[i] > 0) 1 0)) > 0)"),
+    ("forall{i in I} b", "(cmp (sum{i in I} (if b 0 1)) == 0)"),
+    # the body runs up to the next `or`, past `and`, as in AMPL
+    ("exists{i in I} a and b or c", "(or (cmp (sum{i in I} (if (and a b) 1 0)) > 0) c)"),
+    ("a and exists{i in I} b and c", "(and a (cmp (sum{i in I} (if (and b c) 1 0)) > 0))"),
+    ("not exists{i in I} b", "(not (cmp (sum{i in I} (if b 1 0)) > 0))"),
+    ("a and not forall{i in I} b", "(and a (not (cmp (sum{i in I} (if b 0 1)) == 0)))"),
+    ("forall{i in I} exists{j in J} c", "(cmp (sum{i in I} (if (cmp (sum{j in J} (if c 1 0)) > 0)"
+                                        " 0 1)) == 0)"),
+])
+def test_exists_and_forall(text, tree) -> None:
+    assert sx(_cond(text)) == tree
+
+
+def test_exists_inside_arithmetic_needs_parentheses() -> None:
+    with pytest.raises(DflError, match="`exists` can't appear here without parentheses") as info:
+        parse("param p = a + exists{i in I} b;")
+    assert info.value.pos.column == 15 and "(exists{...} ...)" in info.value.hint
