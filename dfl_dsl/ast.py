@@ -274,9 +274,9 @@ class ParamDecl(Statement):
 @dataclass(frozen=True, eq=False)
 class VarAttr(Node):
     """A variable attribute: domain `binary`/`integer`/`stiefel`, a box `in [lo, hi]`,
-    or a bound `>= e` / `<= e`."""
+    a bound `>= e` / `<= e`, or AMPL's initial value `:= e`."""
 
-    kind: str  # "binary" | "integer" | "stiefel" | "box" | ">=" | "<="
+    kind: str  # "binary" | "integer" | "stiefel" | "box" | ">=" | "<=" | "init"
     operands: tuple[Expr, ...] = ()
 
 

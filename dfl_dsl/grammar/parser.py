@@ -201,9 +201,15 @@ class _ToAst:
     def var_upper(self, meta, c):
         return ast.VarAttr("<=", (c[1],), pos=_pos(meta))
 
+    def var_init(self, meta, c):
+        return ast.VarAttr("init", (c[1],), pos=_pos(meta))
+
     def var_decl(self, meta, c):
-        return ast.VarDecl(str(c[0]), c[1], tuple(a for a in c[2:] if a is not None),
-                           pos=_pos(c[0]))
+        attrs = tuple(a for a in c[2:] if a is not None)
+        starts = [a for a in attrs if a.kind == "init"]
+        if len(starts) > 1:
+            raise DflError(f"variable `{c[0]}` has two initial values (`:=`)", starts[1].pos)
+        return ast.VarDecl(str(c[0]), c[1], attrs, pos=_pos(c[0]))
 
     def expr_decl(self, meta, c):
         return ast.ExprDecl(str(c[0]), c[1], c[3], pos=_pos(c[0]))

@@ -216,8 +216,6 @@ def _unexpected(ctx: Context) -> DflError:
 
 def _slip(ctx: Context) -> str | None:
     token, last, word = ctx.token, ctx.last, str(ctx.token)
-    if word == ":=" and ctx.statement and str(ctx.statement[0]) == "var":
-        return "a variable takes no initial value here: remove `:= ...`"
     if token.type == "NAME" and word.lower() in ("st", "subjectto", "subject_to", "s_t"):
         return "a constraint starts with `subject to` or `s.t.`"
     if "COMMA" in ctx.expected and word in PARAM_ATTRIBUTES and ctx.statement and (

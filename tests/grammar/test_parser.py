@@ -704,3 +704,14 @@ def test_exists_inside_arithmetic_needs_parentheses() -> None:
     with pytest.raises(DflError, match="`exists` can't appear here without parentheses") as info:
         parse("param p = a + exists{i in I} b;")
     assert info.value.pos.column == 15 and "(exists{...} ...)" in info.value.hint
+
+
+@pytest.mark.parametrize(("text", "start"), [
+    ("var x := 1;", "1"),
+    ("var x{i in I} >= 0, := p[i] * 2, <= 5;", "(* p[i] 2)"),
+    ("var x{i in I} binary := if i == 1 then 1 else 0;", "(if (cmp i == 1) 1 0)"),
+])
+def test_variables_take_an_initial_value(text, start) -> None:
+    (var,) = parse(text).statements
+    (init,) = [a for a in var.attrs if a.kind == "init"]
+    assert sx(init.operands[0]) == start
