@@ -230,6 +230,7 @@ class SetDecl(Statement):
     order: str = ""  # "" | "ordered" | "circular" (next/prev wrap around)
     dimen: int | None = None  # AMPL's `dimen n`: the width of its tuples
     default: Expr | None = None  # the set (or each set of `S{I}`) the data leaves out
+    ordered_by: Expr | None = None  # AMPL's `ordered by A`: a subset of A, in A's order
 
 
 @dataclass(frozen=True, eq=False)

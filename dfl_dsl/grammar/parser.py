@@ -55,7 +55,7 @@ def _pass_unit_rules_through(callbacks: dict) -> None:
 # AMPL's spellings of a comparison, kept as the one the rest of the code knows
 _SAME_OP = {"=": "==", "<>": "!="}
 _ATTR_WORDS = {"value": "=", "within": "within", "order": "ordered", "dimen": "dimen",
-               "default": "default"}
+               "default": "default", "ordered_by": "ordered by"}
 
 
 def _pos(meta_or_token) -> ast.Pos:
@@ -122,6 +122,9 @@ class _ToAst:
     def set_default(self, meta, c):
         return ("default", c[1])
 
+    def set_ordered_by(self, meta, c):
+        return ("ordered_by", c[2])
+
     def set_ordered(self, meta, c):
         return ("order", str(c[0]))
 
@@ -142,7 +145,8 @@ class _ToAst:
                            _pos(c[0]))
         return ast.SetDecl(str(c[0]), attrs.get("value"), attrs.get("within"), index=c[1],
                            order=attrs.get("order", ""), dimen=attrs.get("dimen"),
-                           default=attrs.get("default"), pos=_pos(c[0]))
+                           default=attrs.get("default"), ordered_by=attrs.get("ordered_by"),
+                           pos=_pos(c[0]))
 
     def kind(self, meta, c):
         word = str(c[0])

@@ -715,3 +715,12 @@ def test_variables_take_an_initial_value(text, start) -> None:
     (var,) = parse(text).statements
     (init,) = [a for a in var.attrs if a.kind == "init"]
     assert sx(init.operands[0]) == start
+
+
+def test_ordered_by() -> None:
+    s, = parse("set B ordered by A, within C;").statements
+    assert sx(s.ordered_by) == "A" and sx(s.within) == "C" and s.order == ""
+    s, = parse("set B ordered by A * T;").statements
+    assert sx(s.ordered_by) == "(* A T)"
+    with pytest.raises(DflError, match="repeats `ordered by`"):
+        parse("set B ordered by A ordered by C;")
