@@ -277,8 +277,9 @@ def _operand(ctx: Context) -> DflError | None:
 Handler = Callable[[Context], DflError | None]
 # the ways an operand ends, and the places one may start (`if` and `not` can't, unbracketed)
 _ENDS = ("0", "a", "a[1]", "(a)", "a.T", "inf", '"s"')
-_OPERATORS = ("a + ", "a - ", "a * ", "a / ", "a @ ", "a <= ", "a == ", "2 ^ ", "- ", "a .. ",
-              "a in ")
+_OPERATORS = ("a + ", "a - ", "a * ", "a / ", "a @ ", "a mod ", "a div ", "a <= ", "a >= ",
+              "a < ", "a > ", "a == ", "a != ", "a = ", "a <> ", "2 ^ ", "2 ** ", "- ", "a .. ",
+              "a .. b by ", "a in ")
 _STARTS = tuple(f"minimize z: {op}" for op in _OPERATORS) + (
     "param P[", "param P[n, ", "param c{", "param c{I, ", "param c >= ", "param c = ",
     "param c default ", "var x >= ", "var x{", "var x[", "set S = ", "set S within ",
