@@ -139,10 +139,12 @@ class Reduce(Expr):
 
 @dataclass(frozen=True, eq=False)
 class Range(Expr):
-    """`lo .. hi`: an inclusive integer set (or a slice when used as a subscript)."""
+    """`lo .. hi`: an inclusive integer set (or a slice when used as a subscript); AMPL's
+    `lo .. hi by step` takes every step-th integer from lo."""
 
     lo: Expr
     hi: Expr
+    step: Expr | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -228,6 +230,7 @@ class SetDecl(Statement):
     order: str = ""  # "" | "ordered" | "circular" (next/prev wrap around)
     dimen: int | None = None  # AMPL's `dimen n`: the width of its tuples
     default: Expr | None = None  # the set (or each set of `S{I}`) the data leaves out
+    ordered_by: Expr | None = None  # AMPL's `ordered by A`: a subset of A, in A's order
 
 
 @dataclass(frozen=True, eq=False)
@@ -272,9 +275,9 @@ class ParamDecl(Statement):
 @dataclass(frozen=True, eq=False)
 class VarAttr(Node):
     """A variable attribute: domain `binary`/`integer`/`stiefel`, a box `in [lo, hi]`,
-    or a bound `>= e` / `<= e`."""
+    a bound `>= e` / `<= e`, or AMPL's initial value `:= e`."""
 
-    kind: str  # "binary" | "integer" | "stiefel" | "box" | ">=" | "<="
+    kind: str  # "binary" | "integer" | "stiefel" | "box" | ">=" | "<=" | "init"
     operands: tuple[Expr, ...] = ()
 
 

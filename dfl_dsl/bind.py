@@ -222,6 +222,10 @@ class _Binder(SetBinding):
                     upper = np.minimum(upper, self._bound(attr.operands[1], domain))
             elif attr.kind == "<=":
                 upper = np.minimum(upper, self._bound(attr.operands[0], domain))
+            elif attr.kind == "init":  # AMPL's `:= e`: a start point for the backends
+                v = self.evaluator.number(attr.operands[0], domain.frame)
+                entity.extra["start"] = self._per_entry(v, domain, attr.operands[0], False,
+                                                        "the initial value", "the variable")
         entity.lower, entity.upper, entity.integer = lower, upper, integer
         if stmt.domain == "stiefel" and domain.shape[0] < domain.shape[1]:
             raise DflError(

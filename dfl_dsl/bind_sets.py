@@ -37,10 +37,27 @@ class SetBinding:
             if raw is None:
                 raise self._missing(stmt, "set")
             the_set = to_set(self.source, stmt.name, raw, self.model.symbols[stmt.name].dim or 1)
-        the_set = SetValue(the_set.keys, stmt.name, circular=stmt.order == "circular")
+        keys = the_set.keys if stmt.ordered_by is None else self._ordered_by(stmt, the_set)
+        the_set = SetValue(keys, stmt.name, circular=stmt.order == "circular")
         if stmt.within is not None:
             self._within(stmt, the_set, root, lambda row: "")
         self.ctx.sets[stmt.name] = the_set
+
+    def _ordered_by(self, stmt: ast.SetDecl, the_set: SetValue) -> np.ndarray:
+        """AMPL's `set B ordered by A`: B's elements, each in A, in A's order."""
+        parent = self.evaluator.set_of(stmt.ordered_by, Frame.root())
+        if not isinstance(parent, SetValue):
+            raise DflError("`ordered by` a set that changes with the index is not supported",
+                           stmt.ordered_by.pos)
+        if parent.dim != the_set.dim:
+            raise self.source.error(f"set `{stmt.name}` holds {the_set.dim}-tuples but is "
+                                    f"ordered by a set of {parent.dim}-tuples", stmt.name)
+        rank = parent.position(the_set.keys)
+        if np.any(rank < 0):
+            bad = the_set.elements()[int(np.argmax(rank < 0))]
+            raise self.source.error(f"set `{stmt.name}`: element {bad!r} is not in the set it "
+                                    "is ordered by", stmt.name, at=bad)
+        return the_set.keys[np.argsort(rank, kind="stable")]
 
     def _computed_in_model(self, stmt: ast.SetDecl) -> DataError:
         return self.source.error(

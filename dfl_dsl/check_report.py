@@ -75,6 +75,8 @@ def _sets(model, inst: Instance | None) -> Table | None:
         if decl.within is not None:
             parts.append("within " + _snippet(decl.within, source))
         parts += [decl.order] if decl.order else []
+        if decl.ordered_by is not None:
+            parts.append("ordered by " + _snippet(decl.ordered_by, source))
         table.add_row(s.name + _index_text(decl.index, source), " ".join(parts) or "from data",
                       str(s.dim or 1), _set_size(s.name, inst))
     return table

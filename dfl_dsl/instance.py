@@ -108,6 +108,15 @@ class Instance:
     def width(self) -> int:
         return self.ctx.width
 
+    def start(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """AMPL's initial values (`var x := e`): the columns given one, and their values; None
+        when no variable has one. HiGHS takes them as a MIP start."""
+        given = [v for v in self.variables if "start" in v.extra]
+        if not given:
+            return None
+        return (np.concatenate([v.columns() for v in given]),
+                np.concatenate([v.extra["start"] for v in given]))
+
     def unknown_data_keys(self) -> list[str]:
         declared = set(self.model.symbols)
         return sorted(k for k in self.source.values if k not in declared and k != "features")

@@ -24,6 +24,19 @@ def test_computed_param_and_set():
     assert inst.entity("half").array().tolist() == [0.5, 1, 1.5]
 
 
+def test_initial_values_of_variables():
+    """AMPL's `var x{I} := e`: one start value per entry, by the index; None without any."""
+    inst = bind("set I; param p{I}; var y; var x{i in I} >= 0, := 2 * p[i]; var z := 1.5;",
+                {"I": ["a", "b", "c"], "p": [1, 2, 3]})
+    columns, values = inst.start()
+    x, z = inst.entity("x"), inst.entity("z")
+    assert columns.tolist() == [*x.columns().tolist(), *z.columns().tolist()]
+    assert values.tolist() == [2.0, 4.0, 6.0, 1.5]
+    assert bind("var x; minimize o: x;").start() is None
+    with pytest.raises(dfl.DflError, match="the initial value has shape"):
+        bind("param n; param A[3]; var x[2] := A;", {"n": 1, "A": [1, 2, 3]})
+
+
 def test_computed_things_must_not_come_from_the_data():
     with pytest.raises(DataError, match="param `C` is computed in the model"):
         bind("param C = 2;", {"C": 3})

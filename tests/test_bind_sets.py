@@ -19,6 +19,42 @@ def members(inst, name: str) -> list[list]:
             for p in range(family.domain.n)]
 
 
+ORDERED_BY = """set CITIES; set WEEKS = 1..6;
+set VISIT ordered by CITIES; set LATE ordered by WEEKS; set PAIRS ordered by CITIES * WEEKS;
+param cost{VISIT};
+"""
+
+
+def test_a_set_ordered_by_another_takes_its_order() -> None:
+    """AMPL's `set B ordered by A`: B's elements in A's order, whatever order the data gives;
+    arrays over B (and `first`, `ord`, ...) follow it."""
+    inst = bind(ORDERED_BY + "param f symbolic = first(VISIT); param o = ord(6, LATE);",
+                {"CITIES": ["A", "B", "C", "D"], "VISIT": ["D", "A", "C"], "LATE": [6, 2, 4],
+                 "PAIRS": [["C", 1], ["A", 5], ["A", 2]], "cost": {"D": 4, "A": 1, "C": 3}})
+    assert inst.sets["VISIT"].elements() == ["A", "C", "D"]
+    assert inst.sets["LATE"].elements() == [2, 4, 6]
+    assert inst.sets["PAIRS"].elements() == [("A", 2), ("A", 5), ("C", 1)]
+    assert inst.entity("cost").data.tolist() == [1, 3, 4]
+    assert element_of(int(inst.entity("f").data[0])) == "A"
+    assert float(inst.entity("o").data[0]) == 3
+
+
+def test_an_element_outside_the_ordering_set_is_a_data_error(tmp_path) -> None:
+    path = write_json(tmp_path / "d.json", {"CITIES": ["A"], "VISIT": ["A", "Z"], "LATE": [],
+                                            "PAIRS": [], "cost": {"A": 1, "Z": 2}})
+    with pytest.raises(DataError, match="set `VISIT`: element 'Z' is not in the set it is "
+                                        "ordered by") as info:
+        dfl.parse(ORDERED_BY).bind(str(path))
+    line = path.read_text().splitlines()[info.value.pos.line - 1]
+    assert line.strip().startswith('"VISIT"')  # at the set in the data
+
+
+def test_ordered_by_on_an_indexed_set_is_located() -> None:
+    with pytest.raises(dfl.DflError, match="`ordered by` on an indexed set") as info:
+        dfl.parse("set I;\nset J{I} ordered by I;")
+    assert (info.value.pos.line, info.value.pos.column) == (2, 21)
+
+
 def test_an_indexed_set_from_data_left_out_entries_are_empty() -> None:
     inst = bind(FAMILY, {"I": ["a", "b", "c"], "T": [1, 2, 3], "S": {"a": [1, 2], "c": [3]}})
     assert members(inst, "S") == [[1, 2], [], [3]]

@@ -17,3 +17,12 @@ def test_an_indexed_set_shows_its_index_and_its_members_in_all() -> None:
             if line.count("│") > 3}
     assert "within SHIFTS" in rows["CAN{W}"] and "2 in 2 sets" in rows["CAN{W}"]
     assert "ordered" in rows["SHIFTS"]
+
+
+def test_a_set_ordered_by_another_says_so() -> None:
+    inst = bind("set ALL = 1..8; set I ordered by ALL;", {"I": [7, 3]})
+    console = Console(record=True, width=120)
+    report(inst.model, inst, console)
+    rows = {line.split("│")[1].strip(): line for line in console.export_text().splitlines()
+            if line.count("│") > 3}
+    assert "ordered by ALL" in rows["I"] and "2" in rows["I"]

@@ -66,6 +66,55 @@ def test_solve_json_and_output(lp, tmp_path):
     assert json.loads(out.read_text()) == payload
 
 
+AMPL_SPELLINGS = """/* A knapsack as AMPL users write it: block comments, single quotes,
+   **, a..b by k, mod and div, if without else, exists/forall, prod, :=, ordered by. */
+set ALL = 1..8;
+set I ordered by ALL;
+set ODD = 1..8 by 2;
+param kind{I} symbolic;
+param w{i in I} = 1 + (3 * i) mod 5;
+param bonus{i in I} = if kind[i] = 'heavy' then 2;
+param scale = prod{i in I: i div 4 = 0} 1.5;
+check: forall{i in I} w[i] >= 1 and exists{j in ODD} j = i;
+var take{I} binary, := 0;
+maximize value: sum{i in I} (w[i]**2 + bonus[i]) * scale * take[i];
+subject to cap: sum{i in I} w[i] * take[i] <= 7;
+subject to one_light: sum{i in I: kind[i] = 'light'} take[i] <= 1;
+data;
+set I := 7 3 5 1;
+param kind := 1 'heavy' 3 light 5 'heavy' 7 light;
+"""
+
+
+def test_ampl_spellings_solve_unchanged(tmp_path):
+    """A model file in AMPL's spellings, data after `data;`, against subsets enumerated here."""
+    import itertools
+
+    model = tmp_path / "knap.mod"
+    model.write_text(AMPL_SPELLINGS)
+    result = runner.invoke(app, ["solve", str(model), "--json"])
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    items = [1, 3, 5, 7]  # I's data (7 3 5 1) in ALL's order
+    assert list(payload["variables"]["take"]) == [str(i) for i in items]
+    w = {i: 1 + (3 * i) % 5 for i in items}
+    bonus = {1: 2, 3: 0, 5: 2, 7: 0}
+    scale = 1.5 ** sum(1 for i in items if i // 4 == 0)
+    best = max(sum((w[i] ** 2 + bonus[i]) * scale for i in pick)
+               for r in range(5) for pick in itertools.combinations(items, r)
+               if sum(w[i] for i in pick) <= 7 and len({3, 7} & set(pick)) <= 1)
+    assert payload["objective"] == pytest.approx(best)
+
+
+def test_ampl_commands_in_a_model_file_exit_2(tmp_path):
+    model = tmp_path / "scripted.mod"
+    model.write_text("var x >= 1;\nminimize o: x;\nsolve;\ndisplay x;\n")
+    result = runner.invoke(app, ["solve", str(model)])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert f"{model}:3:1: error: `solve` is an AMPL command" in _err(result)
+    assert "run `dfl solve MODEL --data DATA`" in _err(result)
+
+
 def test_objective_picks_one_of_several(tmp_path):
     model = tmp_path / "two.opt"
     model.write_text("set I; param c{I}; var x{I} in [0, 1];\n"

@@ -218,6 +218,9 @@ def solve_instance(inst: Instance, *, time_limit=None, seed=None):
     theta = inst.theta_for_solve()
     model = HighsModel(form, theta=theta, time_limit=time_limit, seed=seed)
     check_representable(inst, form, theta, highs_limits(model.h))
+    given = inst.start()
+    if given is not None and form.is_mip:  # AMPL's initial values: a (partial) MIP start
+        model.h.setSolution(len(given[0]), given[0].astype(np.int32), _floats(given[1]))
     raw = model.solve()
     if raw.status == "infeasible" and not form.is_mip and form.kept_rows is not None:
         # rows turned into bounds hide from an IIS: look for one on the unreduced form

@@ -142,6 +142,9 @@ class ExpressionRules:
         shape: list[Dim] = []
         for arg in node.args:
             if isinstance(arg, ast.Range):
+                if arg.step is not None:
+                    raise DflError("a slice takes no `by` step", arg.step.pos,
+                                   hint="index over the range instead: `{i in a..b by k}`")
                 lo, hi = self.info(arg.lo), self.info(arg.hi)
                 if lo.value is not None and hi.value is not None:
                     shape.append(int(hi.value) - int(lo.value) + 1)
@@ -192,6 +195,8 @@ class ExpressionRules:
                 )
         if node.op == "@":
             return self._matmul(node, left, right)
+        if node.op in ("mod", "div"):
+            return integer_division(node, left, right)
         try:
             shape = broadcast([left.shape, right.shape])
         except AtomError as exc:
@@ -402,6 +407,12 @@ class ExpressionRules:
         body = self._number(node.body, inner)
         if node.op == "sum":
             return body.but(value=None, dim=None)
+        if node.op == "prod" and not body.is_data:
+            raise DflError("`prod{...}` takes data, not variables or predicted/uncertain params",
+                           node.body.pos, hint="a product of variables is not linear or convex")
+        if node.op == "prod":
+            return body.but(value=None, dim=None,
+                            sign=Sign.NONNEG if body.sign.nonneg else Sign.UNKNOWN)
         if body.is_data:
             return body.but(value=None, dim=None)
         if body.pdeg:  # (scenarios of an uncertain one are fixed one by one, as in `max(a, b)`)
@@ -414,12 +425,18 @@ class ExpressionRules:
     def _e_Range(self, node: ast.Range, scope: Scope) -> Info:
         lo = self.expr(node.lo, scope)
         hi = self.expr(node.hi, scope)
-        for side, info in ((node.lo, lo), (node.hi, hi)):
+        parts = [(node.lo, lo, "bound"), (node.hi, hi, "bound")]
+        if node.step is not None:
+            parts.append((node.step, self.expr(node.step, scope), "step"))
+        for side, info, what in parts:
             if not info.is_data or info.kind not in ("num", "elem") or info.shape != ():
-                raise DflError("a range's bounds must be integer data", side.pos)
+                raise DflError(f"a range's {what}s must be integer data", side.pos)
             if info.value is not None and not float(info.value).is_integer():
-                raise DflError(f"a range's bound must be an integer, got {info.value}", side.pos)
-        return Info(kind="set", set_dim=1, integer=True, sign=lo.sign)
+                raise DflError(f"a range's {what} must be an integer, got {info.value}", side.pos)
+        if node.step is not None and parts[2][1].value == 0:
+            raise DflError("a range's step must not be 0", node.step.pos)
+        sign = lo.sign if node.step is None or parts[2][1].sign.nonneg else Sign.UNKNOWN
+        return Info(kind="set", set_dim=1, integer=True, sign=sign)
 
     def _e_SetLiteral(self, node: ast.SetLiteral, scope: Scope) -> Info:
         if node.elements and self.expr(node.elements[0], scope).kind == "set":
@@ -455,3 +472,18 @@ class ExpressionRules:
 # ---------------------------------------------------------------------- helpers
 def _tuple_words(n: int) -> str:
     return "one element" if n == 1 else f"{n}-tuples"
+
+
+def integer_division(node: ast.BinOp, left: Info, right: Info) -> Info:
+    """AMPL's `a mod b` and `a div b`: arithmetic on the data (as `i mod 2` in a filter)."""
+    for side, info in ((node.left, left), (node.right, right)):
+        if not info.is_data:
+            raise DflError(f"`{node.op}` takes data, not variables or predicted/uncertain "
+                           "params", side.pos)
+    try:
+        shape = broadcast([left.shape, right.shape])
+    except AtomError as exc:
+        raise DflError(str(exc), node.pos) from None
+    # the remainder has the dividend's sign, the quotient is truncated toward zero
+    sign = left.sign if node.op == "mod" else left.sign.times(right.sign)
+    return Info(shape=shape, integer=left.integer and right.integer, sign=sign)

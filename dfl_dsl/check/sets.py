@@ -19,7 +19,10 @@ class SetRules:
     def _SetDecl(self, stmt: ast.SetDecl) -> None:
         scope, arity, _ = self._domain(stmt.index)  # `set S{I}`: its dummies, S[...]'s arity
         dim, integer = stmt.dimen, False  # a set of tuples says so (`within A * B`, `dimen 2`)
-        for part in (stmt.within, stmt.value, stmt.default):
+        if stmt.ordered_by is not None and stmt.index is not None:
+            raise DflError("`ordered by` on an indexed set is not supported",
+                           stmt.ordered_by.pos, hint="order the sets' data as you want them")
+        for part in (stmt.within, stmt.value, stmt.default, stmt.ordered_by):
             if part is None:
                 continue
             info = self.expr(part, scope)

@@ -118,7 +118,9 @@ class StatementRules:
             for operand in attr.operands:
                 info = self.expr(operand, scope)
                 if not info.is_data or info.kind not in ("num", "elem"):
-                    raise DflError("a variable's bound must be a number from data", operand.pos)
+                    what = "initial value" if attr.kind == "init" else "bound"
+                    raise DflError(f"a variable's {what} must be a number from data",
+                                   operand.pos)
             if attr.kind in (">=", "box") and self.info(attr.operands[0]).sign.nonneg:
                 lower = Sign.NONNEG
             if attr.kind == "binary":

@@ -156,24 +156,29 @@ class ConditionRules:
 
     # ------------------------------------------------------------------ sets
     def _v_Range(self, node: ast.Range, frame: Frame) -> Val:
-        lo = self.number(node.lo, frame)
-        hi = self.number(node.hi, frame)
-        bounds = []
-        for side, v in ((node.lo, lo), (node.hi, hi)):
-            if v.symbolic or v.shape != ():
-                raise DflError("a range's bounds must be integers from data", side.pos)
-            keys = whole_keys(np.asarray(v.payload))
+        parts = [(node.lo, "bound"), (node.hi, "bound")]
+        if node.step is not None:
+            parts.append((node.step, "step"))
+        values, framed = [], False
+        for side, what in parts:
+            v = self.number(side, frame)
+            keys = None if v.symbolic or v.shape != () else whole_keys(np.asarray(v.payload))
             if keys is None:
-                raise DflError(f"a range's bounds must be {ELEMENT_RANGE}", side.pos)
-            bounds.append(keys)
-        if not lo.framed and not hi.framed:
-            a, b = int(bounds[0]), int(bounds[1])
-            check_count(max(b - a + 1, 0), f"the range {a}..{b}")
-            return Val(SetValue(np.arange(a, b + 1, dtype=np.int64)), kind="set")
-        n = frame.n
-        lo_arr = np.broadcast_to(bounds[0], (n,))
-        hi_arr = np.broadcast_to(bounds[1], (n,))
-        return Val(RowRanges(lo_arr, hi_arr), True, (), "set")
+                raise DflError(f"a range's {what}s must be {ELEMENT_RANGE}", side.pos)
+            if what == "step" and np.any(keys == 0):
+                raise DflError("a range's step must not be 0", side.pos)
+            values.append(keys)
+            framed = framed or v.framed
+        if not framed:
+            a, b, *k = (int(x) for x in values)
+            step = k[0] if k else 1
+            count = max((b - a) // step + 1, 0)  # AMPL: a, a + k, ... up to b (down, k < 0)
+            check_count(count, f"the range {a}..{b}" + (f" by {step}" if k else ""))
+            return Val(SetValue(a + step * np.arange(count, dtype=np.int64)), kind="set")
+        lo, hi, *k = (np.broadcast_to(x, (frame.n,)).astype(np.int64) for x in values)
+        if not k:
+            return Val(RowRanges(lo, hi), True, (), "set")
+        return Val(_stepped(lo, hi, k[0]), True, (), "set")
 
     def _v_SetLiteral(self, node: ast.SetLiteral, frame: Frame) -> Val:
         if node.elements and self.value(node.elements[0], frame).kind == "set":
@@ -285,6 +290,16 @@ def _logical(fn, a: Val, b: Val, frame: Frame) -> Val:
         aligned_array(b, framed, len(shape), frame.n),
     )
     return Val(out, framed, shape, "bool")
+
+
+def _stepped(lo: np.ndarray, hi: np.ndarray, step: np.ndarray) -> RowSets:
+    """`lo .. hi by step` per frame row: row r's members lo[r], lo[r] + step[r], ..."""
+    counts = np.maximum((hi - lo) // step + 1, 0)
+    check_count(int(counts.sum(dtype=float)), "this index")
+    rows = np.repeat(np.arange(len(lo), dtype=np.int64), counts)
+    ends = np.cumsum(counts)
+    offsets = np.arange(len(rows), dtype=np.int64) - np.repeat(ends - counts, counts)
+    return RowSets((lo[rows] + step[rows] * offsets)[:, None], ends - counts, ends)
 
 
 def cross(a: SetValue | RowRanges, b: SetValue | RowRanges) -> SetValue:

@@ -34,10 +34,12 @@ from .values import (
     divide,
     entrywise_sum,
     expand,
+    integer_division,
     matmul,
     multiply,
     negate,
     out_shape,
+    segment_prod,
     segment_sum,
     transpose,
 )
@@ -241,6 +243,8 @@ class Evaluator(SubscriptRules, ConditionRules, OrderedRules):
             return multiply(left, right, n, width)
         if node.op == "/":
             return divide(left, right, n, width)
+        if node.op in ("mod", "div"):
+            return integer_division(left, right, n, node.op)
         return matmul(left, right, n, width)
 
     def _as_number(self, v: Val, node: ast.Expr) -> Val:
@@ -315,6 +319,9 @@ class Evaluator(SubscriptRules, ConditionRules, OrderedRules):
             summed = np.stack([segment_sum(flat[:, c], starts) for c in range(g)],
                               axis=1) if g else np.zeros((n, 0))
             return Val(summed.reshape((n,) + body.shape), True, body.shape)
+        if node.op == "prod":  # (data only, the checker says)
+            flat = np.asarray(body.payload, dtype=float).reshape(child.n, g)
+            return Val(segment_prod(flat, starts).reshape((n,) + body.shape), True, body.shape)
         if body.shape != ():
             raise DflError(f"`{node.op}{{...}}` needs a scalar body", node.body.pos)
         empty = starts[:-1] == starts[1:]

@@ -160,6 +160,28 @@ def divide(a: Val, b: Val, n: int, width: int) -> Val:
     return Val(expand(a, framed, shape, n, width).scale(factor), framed, shape)
 
 
+def integer_division(a: Val, b: Val, n: int, op: str) -> Val:
+    """AMPL's `a mod b` and `a div b` on data: the quotient truncated toward zero and the
+    remainder with the dividend's sign, so that a = b * (a div b) + a mod b (C's `fmod`)."""
+    if a.symbolic or b.symbolic:
+        raise EvalError(f"`{op}` takes data, not variables")
+    shape = out_shape(a, b)
+    framed = a.framed or b.framed
+    left = aligned_array(a, framed, len(shape), n)
+    right = aligned_array(b, framed, len(shape), n)
+    if np.any(right == 0):
+        raise EvalError(f"`{op}` by zero")
+    with np.errstate(invalid="ignore"):
+        rest = np.fmod(left, right)
+        if op == "mod":
+            out = rest
+        elif np.issubdtype(rest.dtype, np.integer):
+            out = (left - rest) // right  # exact: left - rest is a multiple of right
+        else:
+            out = np.trunc(left / right)
+    return Val(_defined(out, f"inf {op} 2"), framed, shape)
+
+
 def _defined(out, example: str):
     """Data arithmetic on infinities can leave NaN (the data itself never holds one)."""
     if np.issubdtype(np.asarray(out).dtype, np.floating) and np.isnan(out).any():
@@ -277,6 +299,16 @@ def _einsum_matmul(a: Val, b: Val, n: int, framed: bool) -> np.ndarray:
     spec_b = ("f" if b.framed else "") + right
     spec_o = ("f" if framed else "") + out
     return np.einsum(f"{spec_a},{spec_b}->{spec_o}", np.asarray(a.payload), np.asarray(b.payload))
+
+
+def segment_prod(rows: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """The product of each group's rows (group p: rows starts[p]:starts[p+1]); 1 for an empty
+    group, as AMPL's `prod` over an empty set."""
+    out = np.ones((len(starts) - 1,) + rows.shape[1:])
+    filled = starts[:-1] < starts[1:]
+    if filled.any():  # (reduceat over the nonempty starts: each group runs to the next one)
+        out[filled] = np.multiply.reduceat(rows, starts[:-1][filled], axis=0)
+    return out
 
 
 def segment_sum(payload, starts: np.ndarray):

@@ -55,7 +55,7 @@ def _pass_unit_rules_through(callbacks: dict) -> None:
 # AMPL's spellings of a comparison, kept as the one the rest of the code knows
 _SAME_OP = {"=": "==", "<>": "!="}
 _ATTR_WORDS = {"value": "=", "within": "within", "order": "ordered", "dimen": "dimen",
-               "default": "default"}
+               "default": "default", "ordered_by": "ordered by"}
 
 
 def _pos(meta_or_token) -> ast.Pos:
@@ -122,6 +122,9 @@ class _ToAst:
     def set_default(self, meta, c):
         return ("default", c[1])
 
+    def set_ordered_by(self, meta, c):
+        return ("ordered_by", c[2])
+
     def set_ordered(self, meta, c):
         return ("order", str(c[0]))
 
@@ -142,7 +145,8 @@ class _ToAst:
                            _pos(c[0]))
         return ast.SetDecl(str(c[0]), attrs.get("value"), attrs.get("within"), index=c[1],
                            order=attrs.get("order", ""), dimen=attrs.get("dimen"),
-                           default=attrs.get("default"), pos=_pos(c[0]))
+                           default=attrs.get("default"), ordered_by=attrs.get("ordered_by"),
+                           pos=_pos(c[0]))
 
     def kind(self, meta, c):
         word = str(c[0])
@@ -201,9 +205,15 @@ class _ToAst:
     def var_upper(self, meta, c):
         return ast.VarAttr("<=", (c[1],), pos=_pos(meta))
 
+    def var_init(self, meta, c):
+        return ast.VarAttr("init", (c[1],), pos=_pos(meta))
+
     def var_decl(self, meta, c):
-        return ast.VarDecl(str(c[0]), c[1], tuple(a for a in c[2:] if a is not None),
-                           pos=_pos(c[0]))
+        attrs = tuple(a for a in c[2:] if a is not None)
+        starts = [a for a in attrs if a.kind == "init"]
+        if len(starts) > 1:
+            raise DflError(f"variable `{c[0]}` has two initial values (`:=`)", starts[1].pos)
+        return ast.VarDecl(str(c[0]), c[1], attrs, pos=_pos(c[0]))
 
     def expr_decl(self, meta, c):
         return ast.ExprDecl(str(c[0]), c[1], c[3], pos=_pos(c[0]))
@@ -252,8 +262,28 @@ class _ToAst:
     def if_expr(self, meta, c):
         return ast.IfThenElse(c[0], c[1], c[2], pos=_pos(meta))
 
+    def if_then(self, meta, c):
+        """AMPL's `if c then e`: `else 0`, the zero placed at the end of `e`."""
+        end = c[1].pos
+        zero = ast.Number(0, pos=ast.Pos(end.end_line, end.end_column, end.end_line,
+                                         end.end_column))
+        return ast.IfThenElse(c[0], c[1], zero, pos=_pos(meta))
+
     def or_(self, meta, c):
         return ast.BoolOp("or", c[0], c[1], pos=_pos(meta))
+
+    def quantifier_expr(self, meta, c):
+        """AMPL's `exists{I} c` (c holds somewhere in I) and `forall{I} c` (everywhere), as a
+        count of the index's members where c holds (or fails): `sum{I} (if c then 1) > 0`."""
+        pos = _pos(meta)
+        word, index, cond = c[1], c[2], c[3]
+        hit, miss = (ast.Number(1, pos=pos), ast.Number(0, pos=pos))
+        if word == "forall":
+            hit, miss = miss, hit
+        count = ast.Reduce("sum", index, ast.IfThenElse(cond, hit, miss, pos=pos), pos=pos)
+        test = ast.Compare((">" if word == "exists" else "==",), (count, ast.Number(0, pos=pos)),
+                           pos=pos)
+        return test if c[0] is None else ast.Not(test, pos=pos)
 
     def and_(self, meta, c):
         return ast.BoolOp("and", c[0], c[1], pos=_pos(meta))
@@ -288,7 +318,7 @@ class _ToAst:
         return ast.Tuple(tuple(c), pos=_pos(meta))
 
     def range(self, meta, c):
-        return ast.Range(c[0], c[1], pos=_pos(meta))
+        return ast.Range(c[0], c[1], c[3], pos=_pos(meta))
 
     def mulop(self, meta, c):
         return str(c[0])
@@ -311,7 +341,7 @@ class _ToAst:
         return ast.Neg(operand, pos=_pos(meta))
 
     def power(self, meta, c):
-        return ast.Power(c[0], c[1], pos=_pos(meta))
+        return ast.Power(c[0], c[2], pos=_pos(meta))  # (c[1]: `^` or AMPL's `**`)
 
     def subscript(self, meta, c):
         return ast.Subscript(c[0], tuple(c[1]), pos=_pos(meta))
@@ -323,7 +353,8 @@ class _ToAst:
         return ast.Number(_number(c[0]), pos=_pos(c[0]))
 
     def string(self, meta, c):
-        return ast.String(str(c[0])[1:-1], pos=_pos(c[0]))
+        text = str(c[0])
+        return ast.String(text[1:-1].replace(text[0] * 2, text[0]), pos=_pos(c[0]))
 
     def inf(self, meta, c):
         return ast.Number(float("inf"), pos=_pos(c[0]))
@@ -333,6 +364,8 @@ class _ToAst:
 
     def reducer(self, meta, c):
         return str(c[0])
+
+    quantifier = reducer
 
     def call(self, meta, c):
         func = c[0]

@@ -13,6 +13,8 @@ follow from the token, what came before it and what the parser expected.
 
 from __future__ import annotations
 
+import bisect
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -26,11 +28,15 @@ KEYWORDS = frozenset(
     "set param var minimize maximize subject to expr model in within binary integer int "
     "predicted uncertain psd default sum if then else and or not stiefel max min union diff "
     "inter inf symmetric subj check cross setof ordered circular dimen symbolic Infinity "
-    "symdiff".split()
+    "symdiff mod div by prod exists forall".split()
 )
 # words that start a param's attribute (after a value they need a comma before them)
 PARAM_ATTRIBUTES = frozenset("default int integer binary symbolic predicted uncertain psd "
                              "symmetric in".split())
+# AMPL's commands, which run a model (and the words that start its loops and branches)
+SCRIPT_WORDS = frozenset("solve display let option model data include commands reset print "
+                         "printf shell write expand show fix unfix drop restore objective for "
+                         "repeat if end quit exit close update".split())
 OPENERS = {"(": ")", "[": "]", "{": "}"}
 CLOSERS = {v: k for k, v in OPENERS.items()}
 # Statements start with these; none of them can continue an expression.
@@ -39,7 +45,6 @@ STATEMENT_STARTS = frozenset("SET PARAM VAR EXPR MODEL MINIMIZE MAXIMIZE SUBJECT
 OPERAND_ENDS = frozenset("NAME NUMBER STRING INF INFINITY RPAR RSQB RBRACE TRANSPOSE".split())
 OPERAND_STARTS = frozenset("NAME NUMBER STRING INF INFINITY LPAR".split())
 CHARACTER_HINTS = {
-    "'": 'strings are written in double quotes: "GARY"',
     "&": "write `and`",
     "|": "write `or`",
     "!": "write `not`, or `!=` for 'different from'",
@@ -73,8 +78,8 @@ class Context:
 
     def misspelled(self) -> str | None:
         """A hint when the token is a near-miss of a keyword the parser expects here."""
-        if self.token is None or self.token.type != "NAME":
-            return None
+        if self.token is None or self.token.type != "NAME" or len(self.token) < 2:
+            return None  # (a one-letter name is a name: `3 y` misses an operator, not `by`)
         words = []
         for name in self.expected:
             try:
@@ -97,7 +102,9 @@ def syntax_error(exc: UnexpectedInput, text: str, lark: Lark) -> DflError:
 
 def _parser_error(exc: UnexpectedInput, text: str, lark: Lark) -> DflError:
     if isinstance(exc, UnexpectedCharacters):
-        return _character_error(exc, text)
+        before = _tokens_before(lark, text, exc.line, exc.column)
+        dot = text[exc.pos_in_stream : exc.pos_in_stream + 1] == "."  # `model diet.mod;`
+        return _scripting(before, None, dot) or _character_error(exc, text)
     token = None if isinstance(exc, UnexpectedEOF) else exc.token
     if token is not None and token.type == "$END":
         token = None
@@ -107,6 +114,9 @@ def _parser_error(exc: UnexpectedInput, text: str, lark: Lark) -> DflError:
         line, column = text.count("\n") + 1, len(text) - text.rfind("\n")
     ctx = Context(lark, token, set(exc.expected or ()), _tokens_before(lark, text, line, column),
                   line, column)
+    error = _scripting(ctx.statement, token)
+    if error is not None:
+        return error
     for rule in (_missing_semicolon, _end_of_file, _index_in_parentheses):
         error = rule(ctx)
         if error is not None:
@@ -137,6 +147,26 @@ def _handlers(lark: Lark) -> dict[tuple[frozenset[str], str | None], list[Handle
 
 
 # ---------------------------------------------------------------- rules of any parser state
+def _scripting(statement: list[Token], token: Token | None, dot: bool = False
+               ) -> DflError | None:
+    """An AMPL command (`solve;`, `display x;`, `let p := 3;`, `model diet.mod;`) in the
+    statement where the parser stopped: commands run models, they aren't part of one."""
+    if statement and statement[-1].type == "SEMICOLON":
+        statement = []  # (a character error's tokens run to the error: the statement is new)
+    for k in range(len(statement) - 1, -1, -1):
+        if statement[k].type == "SEMICOLON":
+            statement = statement[k + 1 :]
+            break
+    first = statement[0] if statement else token
+    if first is None or str(first) not in SCRIPT_WORDS:
+        return None
+    if str(first) == "model" and len(statement) != (2 if dot else 1):
+        return None  # `model NAME` with a slip after it: this language's model statement
+    return DflError(f"`{first}` is an AMPL command; AMPL scripting isn't part of a model file",
+                    _pos(first), hint="run `dfl solve MODEL --data DATA` (`--json` shows "
+                    "every value); the model file holds the model and, after `data;`, its data")
+
+
 def _missing_semicolon(ctx: Context) -> DflError | None:
     last, token = ctx.last, ctx.token
     if "SEMICOLON" in ctx.expected and last is not None and ctx.misspelled() is None and (
@@ -186,8 +216,6 @@ def _unexpected(ctx: Context) -> DflError:
 
 def _slip(ctx: Context) -> str | None:
     token, last, word = ctx.token, ctx.last, str(ctx.token)
-    if word == ":=" and ctx.statement and str(ctx.statement[0]) == "var":
-        return "a variable takes no initial value here: remove `:= ...`"
     if token.type == "NAME" and word.lower() in ("st", "subjectto", "subject_to", "s_t"):
         return "a constraint starts with `subject to` or `s.t.`"
     if "COMMA" in ctx.expected and word in PARAM_ATTRIBUTES and ctx.statement and (
@@ -239,9 +267,9 @@ def _var_domain(ctx: Context) -> DflError | None:
 def _operand(ctx: Context) -> DflError | None:
     """Where an operand belongs: `if` and `not` need parentheses inside arithmetic."""
     word = str(ctx.token)
-    if word not in ("if", "not") or "LPAR" not in ctx.expected:
+    if word not in ("if", "not", "exists", "forall") or "LPAR" not in ctx.expected:
         return None
-    construct = "if ... then ... else ..." if word == "if" else "not ..."
+    construct = {"if": "if ... then ... else ...", "not": "not ..."}.get(word, f"{word}{{...}} ...")
     return DflError(f"`{word}` can't appear here without parentheses", _pos(ctx.token),
                     hint=f"write `({construct})`")
 
@@ -249,15 +277,16 @@ def _operand(ctx: Context) -> DflError | None:
 Handler = Callable[[Context], DflError | None]
 # the ways an operand ends, and the places one may start (`if` and `not` can't, unbracketed)
 _ENDS = ("0", "a", "a[1]", "(a)", "a.T", "inf", '"s"')
-_OPERATORS = ("a + ", "a - ", "a * ", "a / ", "a @ ", "a <= ", "a == ", "2 ^ ", "- ", "a .. ",
-              "a in ")
+_OPERATORS = ("a + ", "a - ", "a * ", "a / ", "a @ ", "a mod ", "a div ", "a <= ", "a >= ",
+              "a < ", "a > ", "a == ", "a != ", "a = ", "a <> ", "2 ^ ", "2 ** ", "- ", "a .. ",
+              "a .. b by ", "a in ")
 _STARTS = tuple(f"minimize z: {op}" for op in _OPERATORS) + (
     "param P[", "param P[n, ", "param c{", "param c{I, ", "param c >= ", "param c = ",
     "param c default ", "var x >= ", "var x{", "var x[", "set S = ", "set S within ",
     "minimize z: sum{", "minimize z: sum{i in I: ", "minimize z: f(", "minimize z: x[",
     "minimize z: x[1, ", "minimize z: f(1, ", "minimize z: (", "minimize z: {",
     "var x{I} ", "param c{I} ", "minimize z: sum{i in I} ", "minimize z: sum{i in I: a} ",
-    "minimize z: (if a == b ", "minimize z: (if a ")
+    "minimize z: (if a == b ", "minimize z: (if a ", "minimize z: (a and not ")
 EXAMPLES: list[tuple[Handler, list[str]]] = [
     # after a reduction's keyword, where a reduction may start or only a call (`2 ^ sum(x)`)
     (_after_reducer, [f"minimize z: {op}{word}{tail};" for op in ("", *_OPERATORS)
@@ -267,7 +296,8 @@ EXAMPLES: list[tuple[Handler, list[str]]] = [
     (_var_domain, [f"var x{head} int;" for head in (
         "", "{I}", "[n]", " binary", " in [0, 1]", *(f" >= {e}" for e in _ENDS))]),
     # where an operand belongs
-    (_operand, [f"{start}{word} a;" for start in _STARTS for word in ("if", "not")]),
+    (_operand, [f"{start}{word} a;" for start in _STARTS
+                for word in ("if", "not", "exists{i in I}")]),
 ]
 _TABLE: dict[tuple[frozenset[str], str | None], list[Handler]] = {}
 
@@ -303,7 +333,7 @@ def _tokens_before(lark: Lark, text: str, line: int, column: int) -> list[Token]
 
 def _describe(lark: Lark, name: str) -> str:
     friendly = {"NAME": "a name", "NUMBER": "a number", "STRING": "a string",
-                "$END": "the end of the file", "TRANSPOSE": "`.T`"}
+                "$END": "the end of the file", "TRANSPOSE": "`.T`", "POW": "`^`"}
     if name in friendly:
         return friendly[name]
     try:
@@ -316,47 +346,41 @@ def _describe(lark: Lark, name: str) -> str:
 def _character_error(exc: UnexpectedCharacters, text: str) -> DflError:
     char = text[exc.pos_in_stream] if exc.pos_in_stream < len(text) else "?"
     pos = ast.Pos(exc.line, exc.column, exc.line, exc.column + 1)
-    if char == '"':
-        return DflError("unterminated string", pos, hint='close it with `"` on the same line')
+    if char in "\"'":
+        return _unterminated(pos, char)
     shown = f"`{char}`" if char.isprintable() and not char.isspace() else f"U+{ord(char):04X}"
     return DflError(f"unexpected character {shown}", pos, hint=CHARACTER_HINTS.get(char))
 
 
+# what the bracket scan steps over or stops at: comments, strings (closed or not), brackets, `;`
+_SCAN = re.compile(r"""#[^\n]*|/\*(?:.|\n)*?\*/|/\*|"(?:[^"\n]|"")*"|'(?:[^'\n]|'')*'"""
+                   r"""|["'();\[\]{}]""")
+
+
 def bracket_error(text: str) -> DflError | None:
-    """An unclosed or mismatched bracket, reported where it was opened (or stray-closed)."""
+    """An unclosed or mismatched bracket, reported where it was opened (or stray-closed); an
+    unterminated string or an unclosed `/*` comment, where it starts."""
     stack: list[tuple[str, ast.Pos]] = []
-    line, column = 1, 1
-    in_comment = False
-    string_start: ast.Pos | None = None
-    for ch in text:
-        here = ast.Pos(line, column, line, column + 1)
-        if ch == "\n":
-            if string_start is not None:
-                return _unterminated(string_start)
-            line, column = line + 1, 1
-            in_comment = False
-            continue
-        column += 1
-        if in_comment:
-            continue
-        if string_start is not None:
-            if ch == '"':
-                string_start = None
-            continue
-        if ch == "#":
-            in_comment = True
-        elif ch == '"':
-            string_start = here
-        elif ch in OPENERS:
-            stack.append((ch, here))
-        elif ch in CLOSERS:
-            error = _closed(stack, ch, here)
+    newlines = [k for k, ch in enumerate(text) if ch == "\n"]
+    for match in _SCAN.finditer(text):
+        found = match.group()
+        if len(found) > 1 and found != "/*":
+            continue  # a comment or a whole string
+        line = bisect.bisect_left(newlines, match.start()) + 1
+        column = match.start() - (newlines[line - 2] if line > 1 else -1)
+        here = ast.Pos(line, column, line, column + len(found))
+        if found == "/*":
+            return DflError("unclosed comment `/*`", here, hint="close it with `*/`")
+        if found in "\"'":
+            return _unterminated(here, found)
+        if found in OPENERS:
+            stack.append((found, here))
+        elif found in CLOSERS:
+            error = _closed(stack, found, here)
             if error is not None:
                 return error
-        elif ch == ";" and stack:
+        elif stack:  # `;`
             return _unclosed(*stack[-1])
-    if string_start is not None:
-        return _unterminated(string_start)
     return _unclosed(*stack[-1]) if stack else None
 
 
@@ -374,5 +398,5 @@ def _unclosed(opener: str, opened: ast.Pos) -> DflError:
     return DflError(f"unclosed `{opener}`", opened, hint=f"add the matching `{OPENERS[opener]}`")
 
 
-def _unterminated(where: ast.Pos) -> DflError:
-    return DflError("unterminated string", where, hint='close it with `"` on the same line')
+def _unterminated(where: ast.Pos, quote: str = '"') -> DflError:
+    return DflError("unterminated string", where, hint=f"close it with `{quote}` on the same line")

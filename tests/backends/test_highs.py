@@ -271,3 +271,36 @@ def test_a_qp_highs_cycles_on_stops_at_its_iteration_limit(tmp_path, backend):
     got = json.loads(run.stdout)
     assert run.returncode == 0 and got["status"] in ("optimal", "feasible")
     assert got["objective"] == pytest.approx(1.0, abs=1e-6)  # x = (-1, 0)
+
+
+# 12 items, capacity 30: `take := if i <= 3` (value 23) and `if i <= 2` (19) are feasible
+START_KNAPSACK = """
+set I = 1..12;
+param w{i in I} = 3 + (7 * i) mod 11;
+param v{i in I} = 2 + (5 * i) mod 13;
+var take{i in I} binary%s;
+maximize value: sum{i in I} v[i] * take[i];
+subject to cap: sum{i in I} w[i] * take[i] <= 30;
+"""
+
+
+@pytest.mark.parametrize(("start", "objective"), [
+    ("", None), (", := if i <= 3 then 1 else 0", 23.0), (" := if i <= 2 then 1 else 0", 19.0)])
+def test_initial_values_are_a_mip_start(monkeypatch, start, objective):
+    """AMPL's `var x := e`: HiGHS starts from it. Stopped at the root without presolve or
+    heuristics, it has no point of its own: what it returns is the start."""
+    from dfl_dsl.backends import highs
+
+    fresh = highs.new_highs
+
+    def at_the_root():
+        h = fresh()
+        for option, value in (("presolve", "off"), ("mip_heuristic_effort", 0.0),
+                              ("mip_max_nodes", 0)):
+            h.setOptionValue(option, value)
+        return h
+
+    inst = bind(START_KNAPSACK % start)
+    assert inst.solve(backend="highs").objective == 55.0  # (the optimum, any start)
+    monkeypatch.setattr(highs, "new_highs", at_the_root)
+    assert inst.solve(backend="highs").objective == objective

@@ -308,6 +308,46 @@ def test_a_param_entering_nonlinearly_is_named_by_its_kind(expr: str, message: s
         dfl.parse(DECLS + f"minimize o: {expr};\n")
 
 
+def test_prod_takes_data() -> None:
+    assert info("prod{i in I} w").sign is Sign.NONNEG and info("prod{i in I} w").is_data
+    assert info("prod{i in I} a").sign is Sign.UNKNOWN
+    for expr, column in (("prod{i in I} z[i]", 26), ("prod{i in I} (p + 1)", 27)):
+        with pytest.raises(dfl.DflError, match=r"`prod\{\.\.\.\}` takes data") as err:
+            dfl.parse(DECLS + f"minimize o: {expr};\n")
+        assert err.value.pos.column == column
+
+
+@pytest.mark.parametrize(("text", "message", "column"), [
+    ("set S = 1..9 by 0;", "a range's step must not be 0", 17),
+    ("set S = 1..9 by 0.5;", "a range's step must be an integer, got 0.5", 17),
+    ("var y; set S = 1..9 by y;", "a range's steps must be integer data", 24),
+    ("param A[5]; param b = sum(A[0..4 by 2]);", "a slice takes no `by` step", 37),
+])
+def test_range_steps(text: str, message: str, column: int) -> None:
+    with pytest.raises(dfl.DflError) as info:
+        dfl.parse(text)
+    assert message in info.value.message and info.value.pos.column == column
+
+
+@pytest.mark.parametrize(("expr", "sign", "integer"), [
+    ("n mod 2", Sign.UNKNOWN, True),
+    ("w mod 2", Sign.NONNEG, False),   # the remainder has the dividend's sign
+    ("neg div w", Sign.NONPOS, False),
+    ("n div m", Sign.UNKNOWN, True),
+])
+def test_mod_and_div_of_data(expr: str, sign: Sign, integer: bool) -> None:
+    got = info(expr)
+    assert got.is_data and got.sign is sign and got.integer is integer
+
+
+@pytest.mark.parametrize(("expr", "column"), [("x mod 2", 13), ("a div p", 19),
+                                              ("sum{i in I} 2 mod z[i]", 31)])
+def test_mod_and_div_take_data(expr: str, column: int) -> None:
+    with pytest.raises(dfl.DflError, match="takes data, not variables") as info:
+        dfl.parse(DECLS + f"minimize o: {expr};\n")
+    assert info.value.pos.column == column
+
+
 GRAPH = ("set N;\nset A within N * N;\nparam s in N;\nparam w{A};\nvar f{A} >= 0;\n"
          "var y{N};\n")
 

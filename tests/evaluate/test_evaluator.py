@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 
 import numpy as np
@@ -203,12 +204,98 @@ def test_dependent_ranges():
     assert inst.solve().objective == pytest.approx(sum(want))
 
 
+@pytest.mark.parametrize(("lo", "hi", "step"), [(1, 9, 2), (1, 10, 3), (10, 1, -3), (1, 0, 2),
+                                                (0, 0, 5), (-4, 4, 4), (5, 1, 1)])
+def test_ranges_with_a_step_are_pythons_ranges(lo, hi, step):
+    """`lo .. hi by step` (AMPL): lo, lo + step, ... while within hi, in that order."""
+    want = list(range(lo, hi + (1 if step > 0 else -1), step))
+    inst = bind(f"set S = {lo} .. {hi} by {step}; param p{{i in S}} = i; var x; minimize o: x;")
+    assert np.asarray(inst.evaluator.whole(inst.entity("p")).payload).tolist() == want
+
+
+def test_ranges_with_a_step_that_change_with_the_index():
+    text = """
+    set I = 1..4;
+    param up{i in I} = sum{j in i .. 9 by 2} j;
+    param down{i in I} = sum{j in 10 .. 1 by -i} j;
+    param size{i in I} = card(1 .. 9 by i);
+    param hits{i in I} = sum{j in I: j in 1 .. 9 by i} j;
+    """
+    inst = bind(text)
+    got = {p: np.asarray(inst.evaluator.whole(inst.entity(p)).payload).tolist()
+           for p in ("up", "down", "size", "hits")}
+    assert got == {"up": [sum(range(i, 10, 2)) for i in range(1, 5)],
+                   "down": [sum(range(10, 0, -i)) for i in range(1, 5)],
+                   "size": [len(range(1, 10, i)) for i in range(1, 5)],
+                   "hits": [sum(j for j in range(1, 5) if j in range(1, 10, i))
+                            for i in range(1, 5)]}
+    with pytest.raises(DflError, match="a range's step must not be 0") as info:
+        bind("set I = 0..2; param p{i in I} = sum{j in 1..3 by i} j;")
+    assert info.value.pos.column == 50  # at the step
+
+
 def test_filters_and_conditionals():
     text = """
     set I = 1..6; var x{I} in [0, 10];
     minimize f: sum{i in I: i != 3 and not i == 5} (if i <= 2 then i else -1) * x[i];
     """
     assert _objective_vector(bind(text)).tolist() == [1, 2, 0, -1, 0, -1]
+
+
+def test_if_without_else_is_zero():
+    """AMPL's `if c then e`: `else 0`, in data and around variables."""
+    text = """
+    set I = 1..4; param p{i in I} = if i <= 2 then 10; var x{I} in [0, 10];
+    minimize f: sum{i in I} (p[i] * x[i] + (if i >= 3 then -x[i]));
+    """
+    assert _objective_vector(bind(text)).tolist() == [10, 10, -1, -1]
+
+
+def test_mod_and_div_as_ampl_computes_them():
+    """`a div b` truncates toward zero and `a mod b` keeps the dividend's sign, so that
+    a = b * (a div b) + a mod b; against Python's integer arithmetic on every pair."""
+    text = """
+    set A = -7..7; set B = {-3, -2, 2, 5};
+    param q{a in A, b in B} = a div b; param r{a in A, b in B} = a mod b;
+    param h{a in A} = (a + 0.5) mod 2; param s = sum{a in A: a mod 3 = 0 and a div 2 >= 1} a;
+    """
+    inst = bind(text)
+    whole = inst.evaluator.whole
+    pairs = [(a, b) for a in range(-7, 8) for b in (-3, -2, 2, 5)]
+    truncated = [abs(a) // abs(b) * (1 if a * b >= 0 else -1) for a, b in pairs]
+    assert np.asarray(whole(inst.entity("q")).payload).ravel().tolist() == truncated
+    assert np.asarray(whole(inst.entity("r")).payload).ravel().tolist() == [
+        a - b * t for (a, b), t in zip(pairs, truncated, strict=True)]
+    assert np.asarray(whole(inst.entity("h")).payload).tolist() == [
+        math.fmod(a + 0.5, 2) for a in range(-7, 8)]
+    assert float(np.asarray(whole(inst.entity("s")).payload)) == 3 + 6
+    with pytest.raises(DflError, match="`mod` by zero"):
+        bind("set I = 0..2; param p{i in I} = 3 mod i;")
+
+
+def test_exists_and_forall_against_any_and_all():
+    """Filters and data built from `exists{...}`/`forall{...}` over a random graph, with an
+    outer dummy matched inside, against Python's any()/all() (empty: false / true)."""
+    rng = np.random.default_rng(3)
+    nodes = list(range(1, 8))
+    arcs = [(i, j) for i in nodes for j in nodes if i != j and rng.random() < 0.3]
+    cap = rng.integers(0, 3, size=len(arcs)).tolist()
+    text = """set N; set A within N * N; param cap{A};
+    set SOURCES = {i in N: not exists{(j, i) in A} cap[j, i] > 0};
+    param s = sum{i in SOURCES} 2 ^ i;
+    param blocked{i in N} = if forall{(i, j) in A} cap[i, j] = 0 then 1;
+    param all_used = if forall{(i, j) in A: i < j} cap[i, j] > 0 or exists{k in N: k > 99} 1 = 1
+                     then 1 else 0;"""
+    inst = bind(text, {"N": nodes, "A": arcs, "cap": cap})
+    c = dict(zip(arcs, cap, strict=True))
+    sources = [i for i in nodes if not any(c[j, k] > 0 for (j, k) in arcs if k == i)]
+    assert 0 < len(sources) < len(nodes)
+    assert float(np.asarray(inst.evaluator.whole(inst.entity("s")).payload)) == (
+        sum(2 ** i for i in sources))
+    blocked = np.asarray(inst.evaluator.whole(inst.entity("blocked")).payload).tolist()
+    assert blocked == [int(all(c[a] == 0 for a in arcs if a[0] == i)) for i in nodes]
+    assert float(np.asarray(inst.evaluator.whole(inst.entity("all_used")).payload)) == int(
+        all(c[a] > 0 for a in arcs if a[0] < a[1]))
 
 
 def test_conditional_on_elements_picks_elements():
@@ -373,6 +460,23 @@ def test_max_min_of_data():
         minimize f: (max{i in I} w[i] - min{i in I: i != 2} w[i]) * x;""",
                 {"I": [1, 2, 3], "w": [5, -1, 3]})
     assert _objective_vector(inst).tolist() == [2.0]
+
+
+def test_prod_of_data_against_numpy():
+    """AMPL's `prod{...}`: per group of the index, 1 over an empty one; shaped bodies too."""
+    rng = np.random.default_rng(7)
+    w = rng.uniform(-2, 2, size=(5, 3)).round(2)
+    text = """set I = 1..5; set J = 1..3; param w{I, J};
+    param upto{i in I} = prod{k in I, j in J: k <= i and w[k, j] > 0} w[k, j];
+    param none = prod{i in I: i > 9} 7;
+    param cols{j in J} = prod{i in I} w[i, j];"""
+    inst = bind(text, {"w": w.tolist()})
+    got = {p: np.asarray(inst.evaluator.whole(inst.entity(p)).payload) for p in
+           ("upto", "none", "cols")}
+    want_upto = [np.prod(w[: i + 1][w[: i + 1] > 0]) for i in range(5)]
+    np.testing.assert_allclose(got["upto"], want_upto, rtol=1e-12)
+    assert float(got["none"]) == 1.0
+    np.testing.assert_allclose(got["cols"], np.prod(w, axis=0), rtol=1e-12)
 
 
 def test_max_over_an_empty_set_is_an_error():

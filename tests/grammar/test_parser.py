@@ -590,3 +590,137 @@ def test_an_index_binds_names_only() -> None:
     with pytest.raises(DflError, match="an index binds names here") as info:
         parse("minimize z: sum{a[i] in I} 1;")
     assert (info.value.pos.line, info.value.pos.column) == (1, 17)
+
+
+# ---------------------------------------------------------------------- AMPL's spellings
+def test_block_comments_span_lines_and_keep_positions() -> None:
+    var, objective = parse("/* a model\n   over two lines */ var x;\n"
+                           "minimize /* inline */ z: x; /**/").statements
+    assert var.name == "x" and (var.pos.line, var.pos.column) == (2, 26)
+    assert objective.name == "z"
+    assert parse("/* only a comment */").statements == ()
+
+
+def test_a_comment_hides_what_would_otherwise_be_an_error() -> None:
+    (var,) = parse('var x; /* an "unclosed string, a { and a ; */').statements
+    assert var.name == "x"
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("'GARY'", "GARY"), ('"GARY"', "GARY"), ("'O''Hare'", "O'Hare"), ('"say ""hi"""', 'say "hi"'),
+    ("'a \"b\"'", 'a "b"'),
+])
+def test_strings_in_single_or_double_quotes(text, value) -> None:
+    string = body(text)
+    assert isinstance(string, ast.String) and string.value == value
+
+
+def test_double_star_is_power() -> None:
+    assert sx(body("x**2")) == sx(body("x^2")) == "(^ x 2)"
+    assert sx(body("2**3**2")) == "(^ 2 (^ 3 2))"  # right-associative, as `^`
+    assert sx(body("-x**2 * 3")) == "(* (- (^ x 2)) 3)"
+
+
+def test_if_without_else_is_else_zero() -> None:
+    tree = body("if a then 1")
+    assert sx(tree) == "(if a 1 0)"
+    assert (tree.orelse.pos.line, tree.orelse.pos.column) == (tree.then.pos.end_line,
+                                                               tree.then.pos.end_column)
+
+
+@pytest.mark.parametrize(("text", "tree"), [
+    # an `else` belongs to the nearest `if`, as in AMPL
+    ("if a then if b then 1 else 2", "(if a (if b 1 2) 0)"),
+    ("if a then (if b then 1) else 2", "(if a (if b 1 0) 2)"),
+    ("if a then if b then 1 else 2 else 3", "(if a (if b 1 2) 3)"),
+    ("if a then 1 else if b then 2", "(if a 1 (if b 2 0))"),
+    ("(if a then x) + 1", "(+ (if a x 0) 1)"),
+])
+def test_else_belongs_to_the_nearest_if(text, tree) -> None:
+    assert sx(body(text)) == tree
+
+
+def test_an_if_closing_a_comparison_keeps_its_else() -> None:
+    with pytest.raises(DflError, match="expected `else`") as info:
+        parse("s.t. c: x = if a then 1;")
+    assert info.value.pos.column == 24
+
+
+@pytest.mark.parametrize(("text", "tree"), [
+    ("a + b mod 2", "(+ a (mod b 2))"),
+    ("a * b mod c div d", "(div (mod (* a b) c) d)"),  # one level with `*` `/`, left to right
+    ("-a mod 2", "(mod (- a) 2)"),
+    ("i mod 2 = 1", "(cmp (mod i 2) == 1)"),
+    ("1 .. n div 2", "(.. 1 (div n 2))"),
+])
+def test_mod_and_div_multiply(text, tree) -> None:
+    assert sx(body(text)) == tree
+
+
+@pytest.mark.parametrize("word", ["mod", "div"])
+def test_mod_and_div_are_reserved(word) -> None:
+    with pytest.raises(DflError, match=f"`{word}` is a reserved word"):
+        parse(f"param {word};")
+
+
+@pytest.mark.parametrize(("text", "lo", "hi", "step"), [
+    ("1 .. 9 by 2", "1", "9", "2"),
+    ("a + 1 .. n - 1 by k * 2", "(+ a 1)", "(- n 1)", "(* k 2)"),
+    ("10 .. 1 by -3", "10", "1", "-3"),
+])
+def test_ranges_take_a_step(text, lo, hi, step) -> None:
+    tree = body(text)
+    assert isinstance(tree, ast.Range)
+    assert (sx(tree.lo), sx(tree.hi), sx(tree.step)) == (lo, hi, step)
+    assert body("1 .. 9").step is None
+
+
+def test_prod_is_a_reduction() -> None:
+    assert sx(body("2 * prod{i in I} p[i] * q[i] + 1")) == (
+        "(+ (* 2 (prod{i in I} (* p[i] q[i]))) 1)")
+
+
+def _cond(text: str) -> ast.Expr:
+    return parse(f"param p = if {text} then 1;").statements[0].value.cond
+
+
+@pytest.mark.parametrize(("text", "tree"), [
+    # `exists{I} c`: the members of I where c holds, counted; `forall`: where it fails, none
+    ("exists{i in I} a[i] > 0", "(cmp (sum{i in I} (if (cmp a[i] > 0) 1 0)) > 0)"),
+    ("forall{i in I} b", "(cmp (sum{i in I} (if b 0 1)) == 0)"),
+    # the body runs up to the next `or`, past `and`, as in AMPL
+    ("exists{i in I} a and b or c", "(or (cmp (sum{i in I} (if (and a b) 1 0)) > 0) c)"),
+    ("a and exists{i in I} b and c", "(and a (cmp (sum{i in I} (if (and b c) 1 0)) > 0))"),
+    ("not exists{i in I} b", "(not (cmp (sum{i in I} (if b 1 0)) > 0))"),
+    ("a and not forall{i in I} b", "(and a (not (cmp (sum{i in I} (if b 0 1)) == 0)))"),
+    ("forall{i in I} exists{j in J} c", "(cmp (sum{i in I} (if (cmp (sum{j in J} (if c 1 0)) > 0)"
+                                        " 0 1)) == 0)"),
+])
+def test_exists_and_forall(text, tree) -> None:
+    assert sx(_cond(text)) == tree
+
+
+def test_exists_inside_arithmetic_needs_parentheses() -> None:
+    with pytest.raises(DflError, match="`exists` can't appear here without parentheses") as info:
+        parse("param p = a + exists{i in I} b;")
+    assert info.value.pos.column == 15 and "(exists{...} ...)" in info.value.hint
+
+
+@pytest.mark.parametrize(("text", "start"), [
+    ("var x := 1;", "1"),
+    ("var x{i in I} >= 0, := p[i] * 2, <= 5;", "(* p[i] 2)"),
+    ("var x{i in I} binary := if i == 1 then 1 else 0;", "(if (cmp i == 1) 1 0)"),
+])
+def test_variables_take_an_initial_value(text, start) -> None:
+    (var,) = parse(text).statements
+    (init,) = [a for a in var.attrs if a.kind == "init"]
+    assert sx(init.operands[0]) == start
+
+
+def test_ordered_by() -> None:
+    s, = parse("set B ordered by A, within C;").statements
+    assert sx(s.ordered_by) == "A" and sx(s.within) == "C" and s.order == ""
+    s, = parse("set B ordered by A * T;").statements
+    assert sx(s.ordered_by) == "(* A T)"
+    with pytest.raises(DflError, match="repeats `ordered by`"):
+        parse("set B ordered by A ordered by C;")

@@ -38,3 +38,18 @@ def test_an_attribute_after_a_value_needs_a_comma(text):
     with pytest.raises(dfl.DflError) as info:
         dfl.parse(text)
     assert "next attribute follows a comma" in info.value.hint
+
+
+@pytest.mark.parametrize(("text", "word", "column"), [
+    # after every comparison and AMPL's operators, not only the ones spelled in the examples
+    ("param p = if a < exists{i in I} b then 1;", "exists", 18),
+    ("param p = if a <> not b then 1;", "not", 19),
+    ("param p = a mod if b then 1 else 2;", "if", 17),
+    ("param p = 2 ** sum{i in I} 1;", "sum{...}", 16),
+    ("param p = a + forall{i in I} b;", "forall", 15),
+])
+def test_what_needs_parentheses_after_any_operator(text, word, column):
+    with pytest.raises(dfl.DflError) as info:
+        dfl.parse(text)
+    assert info.value.message == f"`{word}` can't appear here without parentheses"
+    assert info.value.pos.column == column
