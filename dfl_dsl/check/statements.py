@@ -11,7 +11,7 @@ from ..words import article
 from .combine import Scope, between, combine, describe, kind_of
 from .dcp import culprit, fits, flip, snippet
 from .info import Curv, Dim, Info, Sign
-from .symbols import Dummy, Indexed, SetSymbol, Symbol
+from .symbols import Dummy, Indexed, Symbol
 
 _DOMAINS = ("binary", "integer", "stiefel")
 
@@ -20,26 +20,6 @@ class StatementRules:
     """Mixed into `Checker`: one method per statement kind, and index sets."""
 
     # ------------------------------------------------------------------ statements
-    def _SetDecl(self, stmt: ast.SetDecl) -> None:
-        dim, integer = None, False  # a set of tuples says so with `within A * B` (or `= ...`)
-        for part in (stmt.within, stmt.value):
-            if part is None:
-                continue
-            info = self.expr(part, {})
-            if info.kind != "set":
-                raise DflError(f"expected a set here, got a {kind_of(info)}", part.pos)
-            if not info.is_data:
-                raise DflError("a set can't depend on variables or predicted params", part.pos)
-            if dim is not None and info.set_dim is not None and dim != info.set_dim:
-                raise DflError(
-                    f"`{stmt.name}` holds {info.set_dim}-tuples but is within a set of "
-                    f"{dim}-tuples",
-                    part.pos,
-                )
-            dim = info.set_dim if info.set_dim is not None else dim
-            integer = integer or info.integer
-        self.symbols[stmt.name] = SetSymbol(stmt.name, stmt, "set", dim=dim or 1, integer=integer)
-
     def _ParamDecl(self, stmt: ast.ParamDecl) -> None:
         scope, arity, shape = self._domain(stmt.index)
         kinds = set(stmt.kinds)
@@ -54,10 +34,19 @@ class StatementRules:
                 "computed with `=`: its values come from a model or the data",
                 stmt.value.pos,
             )
+        if "symbolic" in kinds and symbolic:
+            raise DflError("a predicted/uncertain param can't be `symbolic`", stmt.pos)
+        for check in stmt.checks if "symbolic" in kinds else ():
+            if check.op not in ("in", "!="):
+                raise DflError(f"`{check.op}` doesn't apply to a symbolic param", check.pos,
+                               hint="its values are elements: check them with `in SET` or "
+                                    "`<> e`")
         sign, element_kind = self._param_checks(stmt, scope, arity, shape, symbolic)
+        if "binary" in kinds:
+            sign = Sign.NONNEG
         element = Info(
-            kind=element_kind,
-            integer="int" in kinds,
+            kind="elem" if "symbolic" in kinds else element_kind,
+            integer=bool({"int", "binary"} & kinds),
             sign=sign,
             pdeg=1 if "predicted" in kinds else 0,
             udeg=1 if "uncertain" in kinds else 0,
@@ -70,6 +59,9 @@ class StatementRules:
                 raise DflError(f"a param's {what} must be computed from data only", part.pos)
             if info.kind == "set":
                 raise DflError(f"a param's {what} must be a number, not a set", part.pos)
+            if info.kind == "bool":  # `default 1 >= 0`: the check was read into the value
+                raise DflError(f"a param's {what} must be a number, not a condition", part.pos,
+                               hint="a check after a value needs a comma: `default 1, >= 0`")
             if stmt.index is None or isinstance(stmt.index, ast.ShapeIndex):
                 want = shape if stmt.index is not None else ()
                 if what == "value" and len(info.shape) != len(want) and info.shape != ():
@@ -188,7 +180,7 @@ class StatementRules:
         self.symbols[stmt.name] = Symbol(stmt.name, stmt, "constraint")
 
     def _constraint_body(self, body: ast.Compare, scope: Scope) -> Info:
-        for op, right in zip(body.ops, body.operands[1:], strict=True):
+        for k, (op, right) in enumerate(zip(body.ops, body.operands[1:], strict=True)):
             if op in ("<", ">"):
                 raise DflError(
                     f"strict `{op}` can't be a constraint",
@@ -196,11 +188,11 @@ class StatementRules:
                     hint=f"use `{op}=`",
                 )
             if op == "!=":
-                raise DflError("`!=` can't be a constraint", between(body, right))
+                raise DflError(f"`{body.spelled(k)}` can't be a constraint", between(body, right))
         ops = body.ops
         if len(ops) > 2 or (len(ops) == 2 and (ops[0] != ops[1] or "==" in ops)):
             raise DflError(
-                f"mixed-direction chained comparison `{body.ops[0]}` ... `{body.ops[1]}`",
+                f"mixed-direction chained comparison `{body.spelled(0)}` ... `{body.spelled(1)}`",
                 body.operands[1].pos,
                 hint="a chain is `lo <= e <= hi` or `hi >= e >= lo`",
             )
@@ -233,7 +225,7 @@ class StatementRules:
             else:
                 need = "concave"
             if not fits(info.curv, need):
-                self._refuse_constraint(body, op, need)
+                self._refuse_constraint(body, body.spelled(0), need)
         return diff
 
     def _refuse_constraint(self, body: ast.Compare, op: str, need: str) -> None:

@@ -17,6 +17,7 @@ import numpy as np
 
 from .elements import SetValue, combine_columns
 from .sizes import check_count
+from .values import EvalError
 
 _bindings = itertools.count(1)
 
@@ -113,6 +114,61 @@ class Frame:
         return Frame(len(idx), columns, self.parent, parent_idx)
 
 
+@dataclass
+class RowSets:
+    """A set that differs per frame row (`S[i]` of an indexed set): row r's members are
+    `keys[begin[r]:end[r]]` (the rows of one table shared by all the sets)."""
+
+    keys: np.ndarray  # (m, dim)
+    begin: np.ndarray  # (n,)
+    end: np.ndarray  # (n,)
+    # for the sets of an indexed set: each row's entry, and the (entry, member...) table of
+    # the whole family, so that a membership test is one lookup per row
+    owner: np.ndarray | None = None
+    index: SetValue | None = None
+    circular: bool = False  # `next`/`prev` wrap around
+
+    @property
+    def counts(self) -> np.ndarray:
+        return self.end - self.begin
+
+    @property
+    def dim(self) -> int:
+        return self.keys.shape[1]
+
+    def members(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every member of every row, row by row: (row of each, key table)."""
+        counts = self.counts
+        rows = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
+        offsets = np.arange(len(rows), dtype=np.int64) - np.repeat(np.cumsum(counts) - counts,
+                                                                   counts)
+        return rows, self.keys[np.repeat(self.begin, counts) + offsets]
+
+    def keep(self, other: SetValue, inside: bool) -> RowSets:
+        """Each row's members that are (`inside`) or aren't in `other`, in order."""
+        rows, members = self.members()
+        hit = (other.position(members) >= 0) == inside
+        counts = np.bincount(rows[hit], minlength=len(self.begin))
+        ends = np.cumsum(counts)
+        return RowSets(members[hit], ends - counts, ends)
+
+    def contains(self, keys: np.ndarray) -> np.ndarray:
+        """Whether row r's set holds `keys[r]` (one key tuple per row, (n, dim))."""
+        return self.locate(keys) >= 0
+
+    def locate(self, keys: np.ndarray) -> np.ndarray:
+        """Where `keys[r]` sits in row r's set, from 0 (-1: not in it)."""
+        if self.index is not None:  # the index's rows are the table's: row - begin
+            at = self.index.position(np.concatenate([self.owner[:, None], keys], axis=1))
+            return np.where(at >= 0, at - self.begin, -1)
+        rows, members = self.members()
+        mine = np.concatenate([rows[:, None], members], axis=1)
+        theirs = np.concatenate([np.arange(len(keys), dtype=np.int64)[:, None], keys], axis=1)
+        at = SetValue(mine).position(theirs)  # members() lists row r's from its offset on
+        offsets = np.cumsum(self.counts) - self.counts
+        return np.where(at >= 0, at - offsets, -1)
+
+
 SetEvaluator = Callable[[object, Frame], "SetValue | RowRanges"]
 MaskEvaluator = Callable[[object, Frame], np.ndarray]
 
@@ -126,6 +182,8 @@ def join(parent: Frame, items, filter_, eval_set: SetEvaluator, eval_mask: MaskE
         bound = [k for k, name in enumerate(names) if frame.get(name) is not None]
         if isinstance(the_set, RowRanges):
             frame = _expand_ranges(frame, names[0], the_set, bool(bound))
+        elif isinstance(the_set, RowSets):
+            frame = _expand_sets(frame, names, the_set, bound)
         elif bound:
             frame = _join_pattern(frame, names, bound, the_set)
         else:
@@ -139,6 +197,23 @@ def join(parent: Frame, items, filter_, eval_set: SetEvaluator, eval_mask: MaskE
 
 def _width(the_set) -> int:
     return 1 if isinstance(the_set, RowRanges) else the_set.dim
+
+
+def _expand_sets(frame: Frame, names, sets: RowSets, bound: list[int]) -> Frame:
+    """`j in S[i]`: each row with the members of its own set (a filter where `j` is bound)."""
+    if bound:
+        if len(bound) != len(names):
+            raise EvalError("a tuple pattern over `S[i]` binds all its components or none")
+        keys = np.stack([frame.get(names[k]).keys for k in bound], axis=1)
+        return _extend(frame, np.nonzero(sets.contains(keys))[0], {})
+    check_count(int(sets.counts.sum(dtype=float)), "this index")
+    rows, members = sets.members()
+    keep = _alike(names, members)
+    new: dict[str, Column] = {}
+    for k, name in enumerate(names):
+        if name not in new:
+            new[name] = Column(members[keep, k])
+    return _extend(frame, rows[keep], new)
 
 
 def _extend(frame: Frame, rows: np.ndarray, new: dict[str, Column]) -> Frame:

@@ -17,8 +17,9 @@ from ..model import load
 from ..outputs import checked_output, refuse_overwriting, write_atomic
 from .checkpoint import load_checkpoint
 from .dataset import DFLData, ScenarioData
+from .loss_settings import check_loss_settings
 from .options import TrainOptions
-from .recipe import find_recipe, run_generator
+from .recipe import find_recipe, is_recipe, read_recipe, run_generator
 from .scenario_trainer import SCENARIO_LOSSES, ScenarioTrainer
 from .trainer import Trainer
 
@@ -26,7 +27,8 @@ from .trainer import Trainer
 def _instance_and_data(model_path: Path, data, train_file, test_file):
     """The bound instance, training and test data: from files, or from the model's recipe."""
     model = load(model_path)
-    recipe = find_recipe(Path(model_path)) if train_file is None else None
+    recipe = (find_recipe(Path(model_path)) if train_file is None
+              else read_recipe(Path(train_file)) if is_recipe(train_file) else None)
     if train_file is None and recipe is None:
         raise DflError(
             "no training data: give --train FILE.npz (see `dfl generate`), or ship a recipe "
@@ -62,6 +64,7 @@ def train_command(model_path: Path, data, train_file, test_file, opts: TrainOpti
                   console: Console, progress: bool = True) -> dict | None:
     """`dfl train`; under --distributed every rank trains and only rank 0 reports (the
     others return None). Options left None take the trainer's defaults."""
+    check_loss_settings(opts.loss, opts.loss_options)
     if opts.plot is not None and Path(opts.plot).suffix.lower() != ".png":
         raise DflError(f"--plot writes a PNG file: {opts.plot} should end in .png")
     checked_output(opts.save, "--save")

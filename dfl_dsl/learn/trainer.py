@@ -19,6 +19,7 @@ from ..outputs import write_atomic
 from .checkpoint import CHECKPOINT_FORMAT
 from .dataset import DFLData
 from .distributed import Shard
+from .loss_settings import check_loss_settings
 from .losses import LOSSES
 from .metrics import normalized_regret, true_objective
 from .optim import OPTIMIZERS, make_optimizer
@@ -41,6 +42,7 @@ def _check_predictor_options(opts: TrainOptions, lr: float, hidden: int) -> None
     """A predictor's settings, checked before any work."""
     if opts.loss not in LOSSES:
         raise DflError(f"unknown loss `{opts.loss}`", hint="use one of: " + ", ".join(LOSSES))
+    check_loss_settings(opts.loss, opts.loss_options)
     check_run(opts.epochs, opts.batch_size, lr, hidden)
     if isinstance(opts.predictor, str) and opts.predictor not in PREDICTORS:
         raise DflError(f"unknown predictor `{opts.predictor}`",

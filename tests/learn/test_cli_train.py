@@ -135,6 +135,18 @@ def test_train_without_data_or_a_recipe_exits_2(files, tmp_path):
     assert "no training data" in _stderr(result) and "sp.gen.yaml" in _stderr(result)
 
 
+def test_train_takes_a_recipe_as_its_training_data(tmp_path):
+    """`--train FILE.gen.yaml` generates, splits and binds as a recipe beside the model does."""
+    recipe = tmp_path / "small.gen.yaml"
+    recipe.write_text("generator: shortest_path\nargs: {num_data: 60, deg: 2, seed: 3}\n"
+                      "train: 40\nsplit_seed: 1\n")
+    result = runner.invoke(app, ["train", MODEL, "--train", str(recipe), "--epochs", "1",
+                                 "--json"])
+    assert result.exit_code == 0, result.output
+    out = _json(result)
+    assert out["regret_on"] == "test" and 0 <= out["regret"] < 1  # the recipe's 20 held out
+
+
 @pytest.mark.parametrize(("args", "words"), [
     (["--loss", "hinge"], "unknown loss `hinge`"),
     (["--plot", "curve.svg"], "--plot writes a PNG"),

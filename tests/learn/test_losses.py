@@ -87,7 +87,7 @@ def test_pfyl_by_hand_with_a_known_noise(pick):
 def test_pfyl_draws_its_noise_from_its_seeded_generator(pick_min):
     seed, sigma, samples = 7, 0.8, 4
     noise = torch.randn((1, samples, 3), generator=torch.Generator().manual_seed(seed),
-                        dtype=torch.float64)[0].numpy()
+                        dtype=torch.float32)[0].double().numpy()
     c_hat = np.array(COST_HAT)
     perturbed = c_hat + sigma * noise
     values = perturbed.min(axis=1)
@@ -108,17 +108,85 @@ def test_dbb_by_hand(pick):
     np.testing.assert_allclose(grad, [0.1, -0.1, 0.0])
 
 
-def test_dpo_by_hand_with_a_known_noise(pick):
+def test_dpo_by_hand_without_the_baseline(pick):
     # Z1 = 0 -> e2, Z2 = [-6, 0, 0] (σ = 0.5) -> e1: w̄ = (e1 + e2)/2, ℓ = cᵀw̄ - z* = 1.5 - 1
     # Stein: ∂ℓ/∂ĉ = Σ_s (c̃ᵀw_s) Z_s / (Sσ), c̃ the canonical true cost: c (min, max) or c - 4
     # (profit). = (2·0 + 1·[-6, 0, 0]) / 1 = [-6, 0, 0], or (1 - 4)·[-6, 0, 0] = [18, 0, 0]: the
     # estimator is shift-invariant only in expectation (E[Z] = 0), not for a fixed noise.
-    loss_fn = DPO(pick.inst, n_samples=2, sigma=0.5)
+    loss_fn = DPO(pick.inst, n_samples=2, sigma=0.5, variance_reduction=False)
     _fixed_noise(loss_fn, [[0.0, 0.0, 0.0], [-6.0, 0.0, 0.0]])
     loss, grad = _loss_and_grad(loss_fn, pick)
     assert loss == pytest.approx(0.5)
     shift = 4.0 if pick.name == "profit" else 0.0
     np.testing.assert_allclose(grad, [-6.0 * (1.0 - shift), 0.0, 0.0])
+
+
+def test_dpo_by_hand_with_the_leave_one_out_baseline(pick):
+    # the same draws; rewards r = c̃ᵀw_s = [2, 1] (min, max) or [-2, -3] (profit), centred and
+    # scaled by S/(S-1) = 2: [1, -1] in every formulation (a shift of c̃ adds the same to both
+    # rewards and cancels). ∂ℓ/∂ĉ = (1·Z1 - 1·Z2) / (Sσ) = [6, 0, 0]: item 1 gets cheaper, as
+    # it should, where the estimate without the baseline pushed it dearer for the min form
+    loss_fn = DPO(pick.inst, n_samples=2, sigma=0.5)
+    _fixed_noise(loss_fn, [[0.0, 0.0, 0.0], [-6.0, 0.0, 0.0]])
+    loss, grad = _loss_and_grad(loss_fn, pick)
+    assert loss == pytest.approx(0.5)
+    np.testing.assert_allclose(grad, [6.0, 0.0, 0.0])
+
+
+@pytest.mark.parametrize(("task_loss", "value"), [("l1", 1 / 3), ("mse", 1 / 6)])
+def test_dpo_task_losses_on_the_smoothed_decision(pick, task_loss, value):
+    # w̄ - w* = (e1 + e2)/2 - e1 = [-1/2, 1/2, 0]: l1 = (1/2 + 1/2)/3, mse = (1/4 + 1/4)/3.
+    # ∂ℓ/∂w̄ = sign/3 (l1) = 2(w̄ - w*)/3 (mse) = [-1/3, 1/3, 0]; rewards gᵀw_s = [1/3, -1/3],
+    # with the baseline [2/3, -2/3]; ∂ℓ/∂ĉ = (2/3·Z1 - 2/3·Z2)/(2·0.5) = [4, 0, 0]
+    loss_fn = DPO(pick.inst, n_samples=2, sigma=0.5, task_loss=task_loss)
+    _fixed_noise(loss_fn, [[0.0, 0.0, 0.0], [-6.0, 0.0, 0.0]])
+    loss, grad = _loss_and_grad(loss_fn, pick)
+    assert loss == pytest.approx(value)
+    np.testing.assert_allclose(grad, [4.0, 0.0, 0.0])
+
+
+def test_dpo_answers_from_the_pool_without_solving(pick):
+    # pool {e1, e3}, solve_ratio 0: Z1 = 0 -> ĉ = [3, 1, 2] -> e3 (the pool lacks e2);
+    # Z2 -> [0, 1, 2] -> e1. w̄ = (e1 + e3)/2, ℓ = (1 + 3)/2 - 1 = 1, and no solver call
+    loss_fn = DPO(pick.inst, n_samples=2, sigma=0.5, solve_ratio=0.0)
+    loss_fn.seed_pool(np.stack([E1, E3]))
+    _fixed_noise(loss_fn, [[0.0, 0.0, 0.0], [-6.0, 0.0, 0.0]])
+    calls = loss_fn.oracle.solver_calls
+    loss, _ = _loss_and_grad(loss_fn, pick)
+    assert loss == pytest.approx(1.0)
+    assert loss_fn.oracle.solver_calls == calls
+
+
+def test_dpo_matches_pyepo_on_identical_inputs(sp_inst, sp_generated):
+    """PyEPO's perturbedOpt (its default leave-one-out baseline) under the same regret task
+    loss on float32 predictions, as a torch model makes them: the same draws (both seed a
+    torch generator with 135 and draw float32), the same smoothed decisions and gradient."""
+    pyepo = pytest.importorskip("pyepo")
+    from pyepo.model.omo import shortestPathModel
+
+    rng = np.random.default_rng(0)
+    c = torch.as_tensor(sp_generated.targets["cost"][:8], dtype=torch.float64)
+    c_hat = torch.as_tensor(rng.uniform(0.2, 2.0, c.shape), dtype=torch.float32)
+    w = torch.as_tensor(Oracle(sp_inst).solve_theta(c).w)
+    grads = []
+    for variance_reduction in (True, False):
+        ptb = pyepo.func.perturbedOpt(shortestPathModel((5, 5), solver="appsi_highs"),
+                                      n_samples=5, sigma=1.0, seed=135,
+                                      variance_reduction=variance_reduction)
+        theirs = c_hat.clone().requires_grad_()
+        loss_theirs = ((ptb(theirs).double() - w) * c).sum(1).mean()
+        loss_theirs.backward()
+        ours = c_hat.clone().requires_grad_()
+        loss_fn = DPO(sp_inst, n_samples=5, sigma=1.0, seed=135,
+                      variance_reduction=variance_reduction)
+        loss = loss_fn(ours.double(), c, w, None)
+        loss.backward()
+        assert float(loss.detach()) == pytest.approx(float(loss_theirs.detach()), rel=1e-6)
+        # PyEPO computes in float32 (and divides by Sσ + 1e-8)
+        assert float(theirs.grad.abs().max()) > 1e-3
+        np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=1e-5, atol=1e-7)
+        grads.append(ours.grad)
+    assert not torch.allclose(grads[0], grads[1])  # the option changes the estimate
 
 
 def test_nce_by_hand_with_a_known_pool(pick):
@@ -166,6 +234,10 @@ def test_bad_options_are_refused(pick_min):
         PFYL(pick_min, sigma=0.0)
     with pytest.raises(ValueError):
         DPO(pick_min, n_samples=0)
+    with pytest.raises(ValueError, match="solve_ratio"):
+        DPO(pick_min, solve_ratio=1.5)
+    with pytest.raises(ValueError, match="task_loss"):
+        DPO(pick_min, task_loss="l2")
     with pytest.raises(ValueError):
         DBB(pick_min, lambd=0.0)
     # these two were taken: MSE returned unreduced losses, a nan λ passed `lambd <= 0`
@@ -175,7 +247,8 @@ def test_bad_options_are_refused(pick_min):
         DBB(pick_min, lambd=float("nan"))
     with pytest.raises(ValueError):
         NCE(pick_min, solve_ratio=2.0)
-    assert set(LOSSES) == {"spo+", "pfyl", "dpo", "dbb", "nce", "mse"}
+    assert set(LOSSES) == {"spo+", "pfyl", "dpo", "dbb", "nce", "mse", "imle", "aimle",
+                           "listwise", "pairwise", "pointwise", "cave"}
 
 
 # ---------------------------------------------------------------------- gradcheck

@@ -12,7 +12,7 @@ from _learn_helpers import SHORTEST_PATH
 
 from dfl_dsl.errors import DflError
 from dfl_dsl.generators import shortest_path
-from dfl_dsl.learn.recipe import Recipe, find_recipe, read_recipe, run_generator
+from dfl_dsl.learn.recipe import Recipe, find_recipe, is_recipe, read_recipe, run_generator
 
 
 def test_the_shipped_shortest_path_recipe():
@@ -48,6 +48,29 @@ def test_a_yaml_recipe_generates_and_splits(model):
     assert train.instance == direct.instance and len(train.instance["ARCS"]) == 17
 
 
+def test_split_seed_splits_as_train_test_split_does(model):
+    """PyEPO's notebooks split with scikit-learn's train_test_split(test_size, random_state):
+    test = the first `rest` of RandomState(seed).permutation(n), train = the others."""
+    sklearn = pytest.importorskip("sklearn.model_selection")
+    model.with_suffix(".gen.yaml").write_text(
+        "generator: shortest_path\nargs:\n  num_data: 50\n  grid: [3, 4]\n  seed: 9\n"
+        "train: 30\nsplit_seed: 42\n")
+    train, test = find_recipe(model).generate()
+    direct = shortest_path(num_data=50, grid=(3, 4), seed=9)
+    x_train, x_test, c_train, c_test = sklearn.train_test_split(
+        direct.features, direct.targets["cost"], test_size=20, random_state=42)
+    np.testing.assert_array_equal(train.features, x_train)
+    np.testing.assert_array_equal(test.features, x_test)
+    np.testing.assert_array_equal(train.targets["cost"], c_train)
+    np.testing.assert_array_equal(test.targets["cost"], c_test)
+
+
+def test_the_pyepo_notebook_recipe():
+    recipe = read_recipe(SHORTEST_PATH.with_name("pyepo_notebook.gen.yaml"))
+    assert (recipe.args["seed"], recipe.split_seed, recipe.train) == (42, 42, 1000)
+    assert is_recipe(recipe.path) and not is_recipe(SHORTEST_PATH)
+
+
 def test_a_json_recipe_is_found_too(model):
     model.with_suffix(".gen.json").write_text(json.dumps(
         {"generator": "knapsack", "args": {"num_data": 10, "num_items": 4}, "train": 6}))
@@ -69,8 +92,9 @@ def test_a_json_recipe_is_found_too(model):
      "generator `shortest_path`: "),
     ("generator: shortest_path\nargs: [1, 2]\n", "`args` is a mapping"),
     ("generator: shortest_path\ntrain: half\n", "`train` is a number of samples"),
+    ("generator: shortest_path\nsplit_seed: 0.5\n", "`split_seed` is a whole number"),
 ], ids=["no-generator", "unknown-generator", "unknown-arg", "train-too-big", "bad-arg",
-        "bad-grid", "args-list", "train-word"])
+        "bad-grid", "args-list", "train-word", "split-seed-float"])
 def test_recipe_mistakes_are_located_errors(model, text, words):
     path = model.with_suffix(".gen.yaml")
     path.write_text(text)
