@@ -176,10 +176,15 @@ class SetOf(Expr):
 # --------------------------------------------------------------------------- indexing
 @dataclass(frozen=True, eq=False)
 class IndexItem(Node):
-    """`i in S`, `(i, j) in ARCS`, or a bare `S` (no dummies)."""
+    """`i in S`, `(i, j) in ARCS`, or a bare `S` (no dummies).
+
+    A tuple pattern keeps its components as written in `parts`: a component that is not a
+    fresh name (an outer dummy, an element param, a literal, an expression) matches instead of
+    binding. `names` holds each component's name (`""` for a component that is no name)."""
 
     names: tuple[str, ...]
     set: Expr
+    parts: tuple[Expr, ...] = ()
 
 
 @dataclass(frozen=True, eq=False)
@@ -191,7 +196,7 @@ class SetIndex(Node):
 
     @property
     def dummies(self) -> tuple[str, ...]:
-        return tuple(name for item in self.items for name in item.names)
+        return tuple(name for item in self.items for name in item.names if name)
 
 
 @dataclass(frozen=True, eq=False)

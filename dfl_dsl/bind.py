@@ -36,6 +36,10 @@ def bind(model: CheckedModel, data: Any, *, data_name: str | None = None) -> Bou
         raise exc.located(model.filename, model.source) from None
     inst = BoundInstance(model, binder.ctx, binder.evaluator, binder.constraint_frames, source)
     _warn_misspelled_keys(inst)
+    if model.klass.psd_at_bind:  # a quadratic objective only its data can show convex
+        from .compile.convexity import check_objective_psd
+
+        check_objective_psd(inst)
     return inst
 
 

@@ -32,7 +32,11 @@ def report(model, inst: Instance | None, console: Console) -> None:
     console.print(f"class: [bold cyan]{klass.label}[/bold cyan] — {klass.description}")
     objective = model.objective
     if objective is not None:
-        console.print(f"objective: {objective.sense} [bold]{objective.name}[/bold]")
+        others = [o.name for o in model.objectives if o is not objective]
+        also = f"  (also declared: {', '.join(others)}; pick with --objective)" if others else ""
+        if klass.psd_at_bind:
+            also += "  (its Q is checked PSD at bind)"
+        console.print(f"objective: {objective.sense} [bold]{objective.name}[/bold]{also}")
     else:
         console.print("objective: none (a feasibility problem)")
     for table in (_sets(model, inst), _params(model, inst), _variables(model, inst),

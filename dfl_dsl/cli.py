@@ -81,6 +81,10 @@ ModelArg = Annotated[Path, typer.Argument(help="The model file (.opt, .mod).", s
 DataOpt = Annotated[
     Path | None, typer.Option("--data", "-d", help="Instance data (.json, .yaml, .npz or .dat).")
 ]
+ObjectiveOpt = Annotated[
+    str | None, typer.Option("--objective", help="Which objective to solve, by name, in a "
+                             "model with several (default: the first).", show_default=False)
+]
 
 
 def _show_warning(message, category, *args, **kwargs) -> None:
@@ -149,13 +153,13 @@ def guarded(fn):
 
 @app.command()
 @guarded
-def check(model: ModelArg, data: DataOpt = None) -> None:
+def check(model: ModelArg, data: DataOpt = None, objective: ObjectiveOpt = None) -> None:
     """Parse and check MODEL (and bind DATA): print its sets, params, variables, constraints,
     class and the backends that accept it."""
     from .check_report import report
     from .model import load
 
-    m = load(model)
+    m = load(model, objective)
     inst = m.bind(data) if data is not None or m.data is not None else None
     if inst is not None:
         inst.compile()  # evaluates every expression against the data
@@ -190,6 +194,7 @@ def solve(
     write: Annotated[Path | None, typer.Option("--write", help=option_help("write"))] = None,
     device: Annotated[str, typer.Option(help=option_help("device"))] = "cpu",
     variant: Annotated[str | None, typer.Option(help=option_help("variant"))] = None,
+    objective: ObjectiveOpt = None,
 ) -> None:
     """Solve MODEL with DATA and print the solution (exit 1 if it has none)."""
     from .model import load
@@ -203,7 +208,7 @@ def solve(
     checked_output(write, "--write")
     refuse_overwriting({"--output": output, "--write": write},
                        {"the model": model, "--data": data})
-    inst = load(model).bind(data)
+    inst = load(model, objective).bind(data)
     options = _backend_options(write, device, variant)
     with _working(f"solving {Path(model).name}" + (f" with {backend}" if backend != "auto"
                                                    else "")):
@@ -345,6 +350,7 @@ def train(
     threads: ThreadsOpt = None, save: SaveOpt = None,
     plot: Annotated[Path | None, typer.Option(help="Save the training curve as PNG.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    objective: ObjectiveOpt = None,
 ) -> None:
     """Train a predictor of MODEL's `predicted` params for decision quality, or a generative
     model of its `uncertain` params for risk-aware decisions; print the regret."""
@@ -362,7 +368,7 @@ def train(
         ray_address=ray_address, oracle=oracle, distributed=distributed, scenarios=scenarios,
         beta=beta, generative=generative, save=save, plot=plot, loss_options=loss_options)
     result = train_command(model, data, train_file, test_file, options,
-                           console=err() if as_json else out())
+                           console=err() if as_json else out(), objective=objective)
     if as_json and result is not None:  # under --distributed, rank 0 reports
         print(json.dumps(result))
 
@@ -378,6 +384,7 @@ def evaluate(
         help="cpu | cuda: where the predictor (or generative model) runs; a generative model "
         "replays training's regret exactly on the device it was trained on.")] = "cpu",
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    objective: ObjectiveOpt = None,
 ) -> None:
     """Evaluate a checkpoint on a test set: a predictor's normalized regret, or, for a model
     with `uncertain` params, the relative risk regret `dfl train` reports."""
@@ -386,7 +393,7 @@ def evaluate(
     from .learn.session import eval_command
 
     result = eval_command(model, data, checkpoint, test_file, device=device,
-                          console=err() if as_json else out())
+                          console=err() if as_json else out(), objective=objective)
     if as_json:
         print(json.dumps(result))
 

@@ -47,6 +47,8 @@ class CheckedModel(Protocol):
     @property
     def constraints(self) -> list[ast.Constraint]: ...
 
+    def select(self, objective: str | None) -> CheckedModel: ...
+
 
 @dataclass
 class Instance:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -62,7 +62,22 @@ class Model:
 
     @property
     def objective(self) -> ast.Objective | None:
+        """The objective solved: the one selected, else the first."""
         return self.checker.objective
+
+    @property
+    def objectives(self) -> list[ast.Objective]:
+        """Every objective the model declares, in order."""
+        return self.checker.objectives
+
+    def select(self, objective: str | None) -> Model:
+        """The same model solving the objective named `objective` (checked and classified
+        again: the class follows the objective). None or the current one: this model."""
+        if objective is None or (self.objective is not None
+                                 and objective == self.objective.name):
+            return self
+        other = check(self.ast, objective)
+        return replace(self, checker=other.checker, klass=other.klass)  # (the rest: kept)
 
     @property
     def constraints(self) -> list[ast.Constraint]:
@@ -73,16 +88,18 @@ class Model:
         """Identifies the model text (checkpoints refuse a model they weren't trained on)."""
         return hashlib.sha256(self.source.encode()).hexdigest()[:16]
 
-    def bind(self, data: Any = None, *, data_name: str | None = None):
+    def bind(self, data: Any = None, *, data_name: str | None = None,
+             objective: str | None = None):
         """Evaluate sets, params and indices from `data` (a path or a mapping) and the model
-        file's own data (`data;`), which `data` overrides name by name."""
+        file's own data (`data;`), which `data` overrides name by name; `objective` names the
+        objective to solve (default: the first)."""
         from .ampl_data import model_schema
         from .bind import bind
 
         source = load_data(data, data_name, model_schema(self))
         if self.data is not None:
             source = self.data if data is None else Layered.over(self.data, source)
-        return bind(self, source, data_name=data_name)
+        return bind(self.select(objective), source, data_name=data_name)
 
 
 @dataclass
@@ -106,8 +123,10 @@ class Layered(DataSource):
         return part.error(message, key, hint, at)
 
 
-def check(tree: ast.Model) -> Model:
-    checker = Checker(tree)
+def check(tree: ast.Model, objective: str | None = None) -> Model:
+    """Check and classify a parsed model, for the objective named `objective` (default: the
+    first one)."""
+    checker = Checker(tree, objective)
     try:
         checker.run()
         klass = classify(checker)
@@ -119,22 +138,23 @@ def check(tree: ast.Model) -> Model:
 _DATA_LINE = re.compile(r"^[ \t]*data[ \t]*;", re.MULTILINE)
 
 
-def parse(text: str, filename: str = "<string>") -> Model:
-    """Parse and check model text; a `data;` line starts the data part (AMPL data statements,
-    as published AMPL models carry their data), read with the model's widths and reported at
-    its lines in the same file."""
+def parse(text: str, filename: str = "<string>", objective: str | None = None) -> Model:
+    """Parse and check model text (for the objective named `objective`, default the first);
+    a `data;` line starts the data part (AMPL data statements, as published AMPL models carry
+    their data), read with the model's widths and reported at its lines in the same file."""
     found = _DATA_LINE.search(text)
     if found is None:
-        return check(parse_text(text, filename))
+        return check(parse_text(text, filename), objective)
     from .ampl_data import model_schema, parse_dat
 
-    model = check(parse_text(text[: found.start()], filename))
+    model = check(parse_text(text[: found.start()], filename), objective)
     model.data = parse_dat(text, filename, model_schema(model), start=found.start())
     return model
 
 
-def load(path: str | Path) -> Model:
-    """Read, parse and check a `.opt` (or `.mod`) file."""
+def load(path: str | Path, objective: str | None = None) -> Model:
+    """Read, parse and check a `.opt` (or `.mod`) file (for the objective named
+    `objective`)."""
     path = Path(path)
     try:
         text = path.read_text()
@@ -142,4 +162,4 @@ def load(path: str | Path) -> Model:
         raise DflError(f"can't read model file: {exc.strerror}", filename=str(path)) from None
     except UnicodeDecodeError:
         raise DflError("the model file is not UTF-8 text", filename=str(path)) from None
-    return parse(text, str(path))
+    return parse(text, str(path), objective)

@@ -29,6 +29,12 @@ class Solution:
     reduced_costs: np.ndarray | None = None  # per column of x, in the model's sense
 
     @property
+    def objective_name(self) -> str | None:
+        """The name of the objective solved (a model may declare several)."""
+        model = self.instance.model if self.instance is not None else None
+        return model.objective.name if model is not None and model.objective else None
+
+    @property
     def ok(self) -> bool:
         return self.status in ("optimal", "feasible", "relaxed")
 
@@ -79,6 +85,8 @@ class Solution:
         fields = [
             ("status", json.dumps(self.status)),
             ("objective", number_text(self.objective)),
+            *([("objective_name", json.dumps(self.objective_name))]
+              if self.objective_name is not None else []),
             ("variables", _object((t.name, table_text(t, "value")) for t in variables)),
             ("backend", json.dumps(self.backend)),
             ("time_s", json.dumps(round(self.time_s, 6))),

@@ -2,10 +2,10 @@
 
 An .npz holds one table per variable and per constraint, as arrays named `TABLE.COLUMN`
 (`ship.ORIG`, `ship.value`, `ship.reduced_cost`, `supply_limit.dual`) beside `status`,
-`objective`, `backend` and `time_s`. A CSV or Parquet file holds one table, so there the
-tables are stacked: a `name` column says whose row it is, each key column is named by its set
-(a variable over ORIG and a constraint over ORIG share the `ORIG` column) and is empty where a
-table has no such key."""
+`objective`, `objective_name`, `backend` and `time_s`. A CSV or Parquet file holds one table,
+so there the tables are stacked: a `name` column says whose row it is, each key column is
+named by its set (a variable over ORIG and a constraint over ORIG share the `ORIG` column) and
+is empty where a table has no such key."""
 
 from __future__ import annotations
 
@@ -53,8 +53,11 @@ def solution_writer(sol: Solution, path: Path, *, nonzeros: bool = False,
 
 def _summary(sol: Solution) -> dict[str, object]:
     objective = sol.objective if sol.objective is not None else math.nan
-    return {"status": sol.status, "objective": objective, "backend": sol.backend,
-            "time_s": sol.time_s}
+    summary = {"status": sol.status, "objective": objective, "backend": sol.backend,
+               "time_s": sol.time_s}
+    if sol.objective_name is not None:  # which of the model's objectives was solved
+        summary["objective_name"] = sol.objective_name
+    return summary
 
 
 def _write_npz(sol: Solution, tables: list[Table], handle: BinaryIO) -> None:

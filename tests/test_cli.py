@@ -66,6 +66,43 @@ def test_solve_json_and_output(lp, tmp_path):
     assert json.loads(out.read_text()) == payload
 
 
+def test_objective_picks_one_of_several(tmp_path):
+    model = tmp_path / "two.opt"
+    model.write_text("set I; param c{I}; var x{I} in [0, 1];\n"
+                     "maximize most: sum{i in I} c[i] * x[i];\n"
+                     "minimize least: sum{i in I} c[i] * x[i] + 1;\n")
+    data = tmp_path / "d.json"
+    data.write_text(json.dumps({"I": ["a", "b"], "c": [2, 3]}))
+    args = ["solve", str(model), "--data", str(data), "--json"]
+    first = json.loads(runner.invoke(app, args).stdout)
+    assert first["objective_name"] == "most" and first["objective"] == pytest.approx(5)
+    named = json.loads(runner.invoke(app, [*args, "--objective", "least"]).stdout)
+    assert named["objective_name"] == "least" and named["objective"] == pytest.approx(1)
+    checked = runner.invoke(app, ["check", str(model), "--objective", "least"])
+    assert "objective: minimize least  (also declared: most" in checked.stdout
+    assert "checked PSD" not in checked.stdout
+    wrong = runner.invoke(app, [*args, "--objective", "lest"])
+    assert wrong.exit_code == 2 and "Traceback" not in wrong.output
+    assert "no objective `lest` (its objectives: `most`, `least`)" in _err(wrong)
+    assert "did you mean `least`?" in _err(wrong)
+
+
+def test_a_nonconvex_product_objective_exits_2_at_bind(tmp_path):
+    model = tmp_path / "q.opt"
+    model.write_text("set S; param q{S, S}; var x{S} in [0, 1];\n"
+                     "minimize o: sum{i in S, j in S} q[i, j] * x[i] * x[j];\n")
+    data = tmp_path / "q.json"
+    data.write_text(json.dumps({"S": [1, 2], "q": [[1, 3], [3, 1]]}))
+    checked = runner.invoke(app, ["check", str(model)])
+    assert checked.exit_code == 0 and "its Q is checked PSD at bind" in " ".join(
+        checked.stdout.split())
+    for command in ("check", "solve"):
+        result = runner.invoke(app, [command, str(model), "--data", str(data)])
+        assert result.exit_code == 2 and "Traceback" not in result.output
+        assert (f"{model}:2:13: error: objective `o` is not convex: the Q of its products of "
+                "variables has a negative eigenvalue (the smallest is -2)") in _err(result)
+
+
 def test_solve_prints_a_table(lp):
     model, data = lp
     result = runner.invoke(app, ["solve", str(model), "--data", str(data), "-b", "cvxpy"])

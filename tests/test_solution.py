@@ -113,6 +113,45 @@ def test_duals_are_keyed_like_their_constraints(transport):
     assert duals["pair"] == {"A": {"2": 0.0, "3": 0.0}, "B": {"3": 0.0}}
 
 
+def test_duals_of_ampl_indices_are_keyed_by_element():
+    """A tuple set, a set less a literal of dummies, a tuple-membership filter and an index
+    that binds no dummy (`{A}`): each constraint's duals are nested by its set elements."""
+    text = """set N; set A within N * N; param s in N;
+    var f{A} >= 0; var y{N, N} >= 0;
+    minimize o: sum{(i, j) in A} 2 * f[i, j] + sum{i in N, j in N} y[i, j];
+    subject to arc{(i, j) in A}: f[i, j] + y[i, j] >= 1;
+    subject to other{i in N, j in N diff {i}}: y[i, j] + y[j, i] >= 1;
+    subject to each{A}: sum{i in N} y[i, i] >= 1;
+    subject to from_s{i in N : (s, i) in A}: f[s, i] + y[s, i] >= 2;
+    """
+    sol = bind(text, {"N": ["a", "b", "c"], "A": [["a", "b"], ["b", "c"]], "s": "a"}).solve()
+    duals = sol.to_json()["duals"]
+    assert set(duals) == {"arc", "other", "each", "from_s"}
+    assert {i: set(v) for i, v in duals["arc"].items()} == {"a": {"b"}, "b": {"c"}}
+    assert {i: set(v) for i, v in duals["each"].items()} == {"a": {"b"}, "b": {"c"}}
+    assert {i: set(v) for i, v in duals["other"].items()} == {
+        "a": {"b", "c"}, "b": {"a", "c"}, "c": {"a", "b"}}
+    assert set(duals["from_s"]) == {"b"}
+    flat = {name: sol.duals[name] for name in duals}
+    assert duals["each"]["b"]["c"] == flat["each"][1]
+    assert duals["from_s"]["b"] == flat["from_s"][0]
+
+
+def test_a_constraint_index_that_matches_keys_its_rows_by_its_new_dummies():
+    text = """set N; set A within N * N; param s in N; var f{A} >= 0;
+    maximize o: sum{(i, j) in A} f[i, j];
+    subject to out{(s, j) in A}: f[s, j] <= 2;
+    subject to rest{(i, j) in A : i != s}: f[i, j] <= 1;
+    subject to via{("b", j) in A, (j, k) in A}: f["b", j] + f[j, k] <= 1.5;
+    """
+    data = {"N": ["a", "b", "c"], "A": [["a", "b"], ["a", "c"], ["b", "c"], ["c", "a"]],
+            "s": "a"}
+    sol = bind(text, data).solve()
+    assert sol.objective == pytest.approx(2 + 2 + 1.5)
+    duals = sol.to_json()["duals"]
+    assert set(duals["out"]) == {"b", "c"} and duals["via"] == {"c": {"a": 1.0}}
+
+
 def test_reduced_costs_price_out_against_the_duals(transport):
     """An LP's reduced cost is its cost less the duals of the rows it enters (c - Aᵀy): zero
     for a basic column, >= 0 for one at its lower bound in a minimization."""

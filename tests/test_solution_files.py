@@ -43,6 +43,7 @@ def _written(sol, name, **options) -> bytes:
 def test_npz_holds_one_table_per_variable_and_constraint(sol):
     arrays = np.load(io.BytesIO(_written(sol, "sol.npz")), allow_pickle=False)
     assert str(arrays["status"]) == "optimal" and float(arrays["objective"]) == sol.objective
+    assert str(arrays["objective_name"]) == "total"
     assert arrays["ship.ORIG"].tolist() == ["A", "A", "B,x", "B,x"]
     assert arrays["ship.DEST"].tolist() == [1, 2, 1, 2]
     assert np.array_equal(arrays["ship.value"], sol.x[:4])

@@ -206,7 +206,7 @@ class _Scores(NamedTuple):
     gain F(S + i) − F(S) or, for the items of S, loss F(S − i) − F(S), and those per item."""
 
     inside: np.ndarray
-    held: np.ndarray  # the nonzeros of the items of S
+    held: np.ndarray  # the nonzeros of the items of S, by position
     t: np.ndarray
     share: np.ndarray
     gain: np.ndarray
@@ -215,11 +215,12 @@ class _Scores(NamedTuple):
 def _scores(form: SCMForm, cols: _Columns, x: np.ndarray) -> _Scores:
     """Every item's gain or loss at the set x in one pass over the nonzeros."""
     inside = x > 0.5
-    held = inside[cols.owner]
+    mask = inside[cols.owner]
+    held = mask.nonzero()[0]  # positions, then gathers: half the time of three mask selections
     t = np.bincount(cols.rows[held], weights=cols.data[held], minlength=len(form.b))
     if cols.shifted:
         t = form.b + t
-    share = _shares(form, t, cols.rows, np.where(held, -cols.data, cols.data),
+    share = _shares(form, t, cols.rows, np.where(mask, -cols.data, cols.data),
                     weighted=cols.weighted)
     gain = np.bincount(cols.owner, weights=share, minlength=form.n)
     if cols.linear:
@@ -239,7 +240,7 @@ def _swap_change(form: SCMForm, cols: _Columns, at: _Scores, out: np.ndarray,
     rows_a, data_a, owner_a = cols.rows[held], cols.data[held], cols.owner[held]
     wanted = np.zeros(form.n, dtype=bool)
     wanted[into] = True
-    picked = wanted[cols.owner]
+    picked = wanted[cols.owner].nonzero()[0]
     rows_b, data_b, owner_b = cols.rows[picked], cols.data[picked], cols.owner[picked]
     by_row = np.argsort(rows_a, kind="stable")
     count = np.bincount(rows_a, minlength=len(t))
@@ -254,7 +255,7 @@ def _swap_change(form: SCMForm, cols: _Columns, at: _Scores, out: np.ndarray,
     both -= form.atoms(without, r)
     if cols.weighted:
         both *= form.w[r]
-    both -= share[picked][pair_b]
+    both -= share[picked[pair_b]]
     position = np.zeros(form.n, dtype=np.int64)
     position[out], position[into] = np.arange(len(out)), np.arange(len(into))
     pair = position[owner_a[pair_a]] * len(into) + position[owner_b[pair_b]]

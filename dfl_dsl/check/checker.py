@@ -7,7 +7,7 @@ Every node's `Info` is recorded (keyed by node identity) for the classifier and 
 from __future__ import annotations
 
 from .. import ast
-from ..errors import DflError
+from ..errors import DflError, did_you_mean
 from .expressions import ExpressionRules
 from .info import Info
 from .sets import SetRules
@@ -16,11 +16,15 @@ from .symbols import Symbol
 
 
 class Checker(StatementRules, SetRules, ExpressionRules):
-    def __init__(self, model: ast.Model) -> None:
+    def __init__(self, model: ast.Model, objective: str | None = None) -> None:
         self.model = model
         self.symbols: dict[str, Symbol] = {}
         self.infos: dict[int, Info] = {}
+        # every objective is checked; the one solved is `objective`: the one named, else the
+        # first (AMPL's rule for a model with several)
+        self.objectives: list[ast.Objective] = []
         self.objective: ast.Objective | None = None
+        self.wanted = objective
         self.constraints: list[ast.Constraint] = []
         self.constraint_infos: dict[str, Info] = {}
         self._sense = "minimize"
@@ -43,6 +47,20 @@ class Checker(StatementRules, SetRules, ExpressionRules):
                     "this statement is nested too deeply to check", stmt.pos
                 ) from None
         self._current = None
+        self._select()
+
+    def _select(self) -> None:
+        """The objective to solve: the one `--objective` named (an error naming the model's
+        objectives if it has none by that name), else the first."""
+        if self.wanted is None:
+            self.objective = self.objectives[0] if self.objectives else None
+            return
+        names = [o.name for o in self.objectives]
+        if self.wanted not in names:
+            have = ", ".join(f"`{n}`" for n in names) if names else "none"
+            raise DflError(f"the model has no objective `{self.wanted}` (its objectives: "
+                           f"{have})", hint=did_you_mean(self.wanted, names))
+        self.objective = self.objectives[names.index(self.wanted)]
 
     def _declare(self, stmt: ast.Statement) -> None:
         name = stmt.name
@@ -52,13 +70,6 @@ class Checker(StatementRules, SetRules, ExpressionRules):
                 f"`{name}` is declared twice",
                 stmt.pos,
                 hint=f"the first declaration ({first.kind}) is on line {first.line}",
-            )
-        if isinstance(stmt, ast.Objective) and self.objective is not None:
-            raise DflError(
-                "a model has at most one objective",
-                stmt.pos,
-                hint=f"`{self.objective.name}` on line {self.objective.pos.line} is the "
-                "objective already",
             )
 
     def info(self, node: ast.Node) -> Info:

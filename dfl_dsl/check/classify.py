@@ -15,8 +15,8 @@ from ..atoms.registry import FUNCTIONS
 from ..errors import DflError
 from ..forms import Form, class_name
 from .checker import Checker
-from .dcp import culprit, fits
-from .info import Info, Sign
+from .dcp import culprit, fits, flip
+from .info import Curv, Info, Sign
 from .symbols import Indexed
 
 _DESCRIPTIONS = {
@@ -37,6 +37,9 @@ class ModelClass:
     scenarios: bool = False  # has `uncertain` params: decided over scenarios
     predicted: bool = False
     form: Form = Form("linear")  # what the backends' chains are planned from (forms.py)
+    # a quadratic objective the DCP rules can't prove convex (`sum{i, j} cov[i, j] * x[i] *
+    # x[j]`): its assembled Q is checked numerically once the data are bound, as solvers do
+    psd_at_bind: bool = False
 
     @property
     def description(self) -> str:
@@ -71,17 +74,19 @@ def _classify(checker: Checker) -> ModelClass:
         ("integer", bool(domains & {"binary", "integer"})), ("scenarios", scenarios),
         ("predicted", predicted), ("risk", _has_risk(checker))) if has}
 
-    def make(objective: str, rows: str = "linear", *extra: str) -> ModelClass:
+    def make(objective: str, rows: str = "linear", *extra: str,
+             psd_at_bind: bool = False) -> ModelClass:
         form = Form(objective, rows, frozenset(traits | set(extra)))
         tags = ("SMOOTH-POLYTOPE",) if "bounded" in form.traits else ()
-        return ModelClass(class_name(form), tags, scenarios, predicted, form)
+        return ModelClass(class_name(form), tags, scenarios, predicted, form, psd_at_bind)
 
     if "stiefel" in domains:
         _check_stiefel(checker, vars_)
         return make("stiefel")
     rows = _rows_form(checker, "integer" in traits)
-    objective, extra = _objective_form(checker, vars_, rows, "integer" in traits)
-    return make(objective, rows, *extra)
+    numeric = _needs_numeric_psd(checker)
+    objective, extra = _objective_form(checker, vars_, rows, "integer" in traits, numeric)
+    return make(objective, rows, *extra, psd_at_bind=numeric)
 
 
 def _rows_form(checker: Checker, has_int: bool) -> str:
@@ -104,16 +109,65 @@ def _rows_form(checker: Checker, has_int: bool) -> str:
     return "conic"
 
 
+def _needs_numeric_psd(checker: Checker) -> bool:
+    """Whether the objective is convex (concave, maximized) only if its products of variables
+    make a PSD (NSD) Q: every additive part the DCP rules don't prove is a quadratic
+    polynomial of unknown curvature (`cov[i, j] * x[i] * x[j]`). A part besides those that
+    breaks the DCP rules is refused here, at that part."""
+    objective = checker.objective
+    if objective is None:
+        return False
+    want = "convex" if objective.sense == "minimize" else "concave"
+    if fits(checker.info(objective.body).curv, want):
+        return False
+    products: list[ast.Expr] = []
+    bad: list[tuple[ast.Expr, str]] = []
+    _split_parts(checker, objective.body, want, products, bad)
+    if not products:
+        return False  # nothing for a numerical check: the DCP rules' refusal stands
+    if bad:
+        node, part_want = bad[0]
+        found, why, hint = culprit(checker, node, part_want)
+        done = "minimized" if objective.sense == "minimize" else "maximized"
+        where = f"subtracted from a {done} objective" if part_want != want else f"{done} here"
+        raise DflError(f"objective is not {want}: {why}, {where}", found.pos,
+                       hint=hint or "flip the sense, or rewrite this part by the DCP rules")
+    return True
+
+
+def _split_parts(checker: Checker, node: ast.Expr, want: str, products: list,
+                 bad: list) -> None:
+    """The additive parts of `node` the DCP rules don't prove `want`: quadratic polynomials
+    of unknown curvature (`products`), and the rest (`bad`, each with what it should be)."""
+    info = checker.info(node)
+    if fits(info.curv, want):
+        return
+    if isinstance(node, ast.BinOp) and node.op in ("+", "-"):
+        _split_parts(checker, node.left, want, products, bad)
+        _split_parts(checker, node.right, want if node.op == "+" else flip(want), products,
+                     bad)
+    elif isinstance(node, ast.Neg):
+        _split_parts(checker, node.operand, flip(want), products, bad)
+    elif isinstance(node, ast.Reduce) and node.op == "sum":
+        _split_parts(checker, node.body, want, products, bad)
+    elif (info.vdeg == 2 and info.udeg == 0 and info.pdeg == 0
+          and info.curv is Curv.UNKNOWN):
+        products.append(node)
+    else:
+        bad.append((node, want))
+
+
 def _objective_form(checker: Checker, vars_: list[Indexed], rows: str,
-                    has_int: bool) -> tuple[str, tuple[str, ...]]:
+                    has_int: bool, numeric: bool = False) -> tuple[str, tuple[str, ...]]:
     """The objective's form (forms.py), and the `bounded` trait where Frank–Wolfe applies; a
-    model that fits no form is refused with the reason and its position."""
+    model that fits no form is refused with the reason and its position. With `numeric`, the
+    objective's convexity is left to the check of its Q at bind (`_needs_numeric_psd`)."""
     objective = checker.objective
     obj = checker.info(objective.body) if objective is not None else Info()
     if obj.vdeg is not None and obj.vdeg <= 1:
         return "linear", ()
     sense = objective.sense
-    want_ok = obj.curv.is_convex if sense == "minimize" else obj.curv.is_concave
+    want_ok = numeric or (obj.curv.is_convex if sense == "minimize" else obj.curv.is_concave)
     if obj.vdeg == 2:
         if not want_ok:
             _refuse_curvature(checker, objective)

@@ -366,12 +366,22 @@ class ExpressionRules:
         return BOOL
 
     def _e_Member(self, node: ast.Member, scope: Scope) -> Info:
-        element = self.expr(node.element, scope)
+        parts = node.element.items if isinstance(node.element, ast.Tuple) else (node.element,)
+        for part in parts:
+            element = self.expr(part, scope)
+            if not element.is_data:
+                raise DflError("`in` tests data, not variables", part.pos)
+            if len(parts) > 1 and (element.kind not in ("num", "elem") or element.shape != ()):
+                raise DflError(f"a tuple holds elements, not {describe(element)}", part.pos)
         the_set = self.expr(node.set, scope)
         if the_set.kind != "set":
             raise DflError(f"`in` needs a set, got {describe(the_set)}", node.set.pos)
-        if not element.is_data:
-            raise DflError("`in` tests data, not variables", node.element.pos)
+        if the_set.set_dim is not None and the_set.set_dim != len(parts):
+            raise DflError(
+                f"the set holds {the_set.set_dim}-tuples, tested here with "
+                f"{_tuple_words(len(parts))}",
+                node.element.pos,
+            )
         return BOOL
 
     def _e_IfThenElse(self, node: ast.IfThenElse, scope: Scope) -> Info:
@@ -443,3 +453,5 @@ class ExpressionRules:
 
 
 # ---------------------------------------------------------------------- helpers
+def _tuple_words(n: int) -> str:
+    return "one element" if n == 1 else f"{n}-tuples"

@@ -160,11 +160,11 @@ class StatementRules:
             raise DflError(
                 f"the objective must be a scalar number, got {describe(info)}", stmt.body.pos
             )
-        self.objective = stmt
+        self.objectives.append(stmt)
         self.symbols[stmt.name] = Symbol(stmt.name, stmt, "objective")
 
     def _Constraint(self, stmt: ast.Constraint) -> None:
-        scope, _, _ = self._domain(stmt.index)
+        scope, _, _ = self._domain(stmt.index, keyed=False)
         body = stmt.body
         if not isinstance(body, ast.Compare):
             hint = None
@@ -286,7 +286,11 @@ class StatementRules:
         )
 
     # ------------------------------------------------------------------ indices
-    def _domain(self, index: ast.Index | None) -> tuple[Scope, int | None, tuple[Dim, ...]]:
+    def _domain(self, index: ast.Index | None,
+                keyed: bool = True) -> tuple[Scope, int | None, tuple[Dim, ...]]:
+        """The scope, arity and shape of a declaration's index. `keyed`: its entries are keyed
+        by every component (params, vars, exprs, sets: data and values are laid out by them),
+        so no component may match; a constraint's rows are keyed by its new dummies only."""
         if index is None:
             return {}, 0, ()
         if isinstance(index, ast.ShapeIndex):
@@ -300,6 +304,8 @@ class StatementRules:
                 dims.append(info.dim)
             return {}, len(dims), tuple(dims)
         scope = self.index(index, {})
+        if keyed:
+            self._fresh_only(index)
         arity: int | None = 0
         shape: list[Dim] = []
         for item in index.items:
@@ -332,15 +338,13 @@ class StatementRules:
                     item.pos,
                     hint=hint,
                 )
-            for name in item.names:
-                if name in inner:
-                    continue  # already bound: this component filters (a join)
-                if name in self.symbols:
-                    raise DflError(
-                        f"dummy `{name}` hides the {self.symbols[name].kind} `{name}`",
-                        item.pos,
-                        hint="pick another name for the dummy",
-                    )
+            outer = dict(inner)  # what a matching component may use: not this item's names
+            for k, name in enumerate(item.names):
+                part = item.parts[k] if item.parts else None
+                if self._matches(name, part, inner, item.pos if part is None else part.pos):
+                    if name not in inner:  # (an outer dummy's filter has nothing to check)
+                        self._match_info(part, outer)
+                    continue
                 element = Info(
                     kind="elem",
                     integer=info.integer,
@@ -351,6 +355,50 @@ class StatementRules:
             cond = self.expr(index.filter, inner)
             self._require_condition(cond, index.filter)
         return inner
+
+    def _matches(self, name: str, part: ast.Expr | None, scope: Scope, where: ast.Pos) -> bool:
+        """Whether a component of an index item matches instead of binding a fresh dummy: a
+        name already bound (an outer dummy), a declared param, a literal or an expression (as
+        in AMPL, `sum{(s, j) in ARCS}` with `param s in NODES` is the arcs out of `s`)."""
+        if not name:
+            return True
+        if name in scope:
+            return True
+        symbol = self.symbols.get(name)
+        if symbol is None:
+            return False
+        if symbol.kind == "param" and part is not None:
+            return True
+        raise DflError(
+            f"dummy `{name}` hides the {symbol.kind} `{name}`",
+            where,
+            hint="pick another name for the dummy",
+        )
+
+    def _fresh_only(self, index: ast.SetIndex) -> None:
+        """A declaration's entries are keyed by its dummies, so its tuple patterns bind a new
+        dummy in every component (a match would leave a component without a key)."""
+        for item in index.items:
+            for k, name in enumerate(item.names):
+                if not name or name in self.symbols:
+                    part = item.parts[k]
+                    fresh = "abcdefgh"[k]
+                    raise DflError(
+                        "a declaration's index binds a new dummy in every tuple component",
+                        part.pos,
+                        hint=f"bind a new dummy there (`{fresh}`) and filter the index with "
+                             f"`: {fresh} == {snippet(self, part) or '...'}`",
+                    )
+
+    def _match_info(self, part: ast.Expr, scope: Scope) -> None:
+        """A matching tuple component is one element from data, per row of the outer index."""
+        info = self.expr(part, scope)
+        if info.kind not in ("num", "elem") or info.shape != () or not info.is_data:
+            raise DflError(
+                f"a tuple component that is not a new dummy matches the set's elements, so it "
+                f"must be one element from data, not {describe(info)}",
+                part.pos,
+            )
 
     def _require_condition(self, info: Info, node: ast.Expr) -> None:
         if info.kind != "bool":

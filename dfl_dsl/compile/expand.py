@@ -185,7 +185,7 @@ def _constraint(inst: Instance, decl: ast.Constraint) -> Rows:
     assert isinstance(body, ast.Compare)
     n, width = frame.n, inst.width
     vals = [ev.number(o, frame) for o in body.operands]
-    dummies = [d for d in _dummies(decl.index)]
+    dummies = _dummies(decl.index, frame)
     if len(vals) == 3:
         middle = vals[1]
         lo_v, hi_v = (vals[0], vals[2]) if body.ops[0] == "<=" else (vals[2], vals[0])
@@ -212,11 +212,17 @@ def _side(v: Val, shape, n: int, width: int) -> np.ndarray | Poly:
     return flat_data(v, True, shape, n).astype(float)
 
 
-def _dummies(index: ast.Index | None) -> list[str]:
+def _dummies(index: ast.Index | None, frame: Frame) -> list[str]:
+    """The frame columns that key a constraint's rows: its new dummies, and for an item that
+    binds none (`{ARCS}`) the columns the join made for it, so that its duals are keyed by
+    the set's elements too."""
     if index is None or isinstance(index, ast.ShapeIndex):
         return []
     seen: list[str] = []
-    for name in index.dummies:
-        if name not in seen:
-            seen.append(name)
+    for item in index.items:
+        hidden = f"#{id(item)}:"
+        names = item.names or [name for name in frame.columns if name.startswith(hidden)]
+        for name in names:  # (a component that matches, `(s, j)` with a param s, keys nothing)
+            if name in frame.columns and name not in seen:
+                seen.append(name)
     return seen

@@ -61,14 +61,14 @@ class ConditionRules:
         return Val(np.logical_not(v.payload), v.framed, v.shape, "bool")
 
     def _v_Member(self, node: ast.Member, frame: Frame) -> Val:
-        element = self.value(node.element, frame)
         the_set = self.set_of(node.set, frame)
+        if isinstance(node.element, ast.Tuple):
+            return self._tuple_member(node.element, the_set, frame)
+        element = self.value(node.element, frame)
         keys = np.asarray(element.payload)
         if isinstance(the_set, RowSets):
-            if element.kind != "elem":
-                keys = number_keys(keys)
-            keys = np.broadcast_to(keys, (frame.n,)).reshape(-1, 1)
-            return Val(the_set.contains(keys), True, (), "bool")
+            keys = np.broadcast_to(self.element_keys(node.element, frame), (frame.n,))
+            return Val(the_set.contains(keys.reshape(-1, 1)), True, (), "bool")
         if isinstance(the_set, RowRanges):
             keys = np.broadcast_to(keys, (frame.n,))
             inside = (keys >= the_set.lo) & (keys <= the_set.hi)
@@ -77,6 +77,21 @@ class ConditionRules:
             keys = number_keys(keys)
         inside = the_set.position(np.atleast_1d(keys).ravel()) >= 0
         return Val(inside.reshape(keys.shape), element.framed, element.shape, "bool")
+
+    def _tuple_member(self, node: ast.Tuple, the_set: SetValue | RowRanges | RowSets,
+                      frame: Frame) -> Val:
+        """`(a, b) in PAIRS`: one lookup of the stacked component keys per frame row."""
+        if isinstance(the_set, RowRanges) or the_set.dim != len(node.items):
+            raise DflError(f"the set holds {_set_dim(the_set)}-tuples, tested here with "
+                           f"{len(node.items)}-tuples", node.pos)
+        parts = [self.element_keys(part, frame) for part in node.items]
+        framed = isinstance(the_set, RowSets) or any(np.ndim(keys) for keys in parts)
+        n = frame.n if framed else 1
+        query = np.stack([np.broadcast_to(keys, (n,)) for keys in parts], axis=1)
+        if isinstance(the_set, RowSets):
+            return Val(the_set.contains(query), True, (), "bool")
+        inside = the_set.position(query) >= 0
+        return Val(inside if framed else np.asarray(inside[0]), framed, (), "bool")
 
     def _v_IfThenElse(self, node: ast.IfThenElse, frame: Frame) -> Val:
         cond = self.value(node.cond, frame)
@@ -166,10 +181,12 @@ class ConditionRules:
             for element in node.elements[1:]:
                 product = cross(product, self.set_of(element, frame))
             return Val(product, kind="set")
+        values = [self.value(element, frame) for element in node.elements]
+        if any(v.framed for v in values):  # `{i, s}` with a dummy: a set per frame row
+            return Val(self._row_literal(node, frame), True, (), "set")
         keys = []
-        for element in node.elements:
-            v = self.value(element, frame)
-            if v.framed or v.symbolic or v.shape != ():
+        for element, v in zip(node.elements, values, strict=True):
+            if v.symbolic or v.shape != ():
                 raise DflError("a set literal lists fixed elements", element.pos)
             key = np.asarray(v.payload)
             if v.kind != "elem":
@@ -179,16 +196,30 @@ class ConditionRules:
                                    f"{ELEMENT_RANGE}", element.pos)
             keys.append(int(key))
         the_set = SetValue(np.asarray(keys, dtype=np.int64).reshape(-1, 1))
-        if len(the_set.duplicates()):
+        repeats = the_set.duplicates()
+        if not len(repeats):
+            return Val(the_set, kind="set")
+        if all(isinstance(e, (ast.Number, ast.String)) for e in node.elements):
             raise DflError("a set literal repeats an element", node.pos)
-        return Val(the_set, kind="set")
+        # params that happen to be equal (`{s, t}` with s = t): one element, as in AMPL
+        keep = np.setdiff1d(np.arange(len(keys)), repeats)
+        return Val(SetValue(the_set.keys[keep]), kind="set")
+
+    def _row_literal(self, node: ast.SetLiteral, frame: Frame) -> RowSets:
+        """`{i, s}` listing a dummy: each row's own set, a repeat counted once (`i == s`)."""
+        listed = np.stack([np.broadcast_to(self.element_keys(e, frame), (frame.n,))
+                           for e in node.elements], axis=1)
+        first = np.ones(listed.shape, dtype=bool)
+        for c in range(1, listed.shape[1]):
+            first[:, c] = ~(listed[:, :c] == listed[:, c:c + 1]).any(axis=1)
+        rows, cols = np.nonzero(first)
+        return RowSets.of_rows(rows.astype(np.int64), listed[rows, cols], frame.n)
 
     def _v_SetOp(self, node: ast.SetOp, frame: Frame) -> Val:
         left = self.set_of(node.left, frame)
         right = self.set_of(node.right, frame)
-        if isinstance(left, RowSets) and isinstance(right, SetValue) and node.op in (
-                "diff", "inter") and left.dim == right.dim:  # `S[i] diff T`: each row's
-            return Val(left.keep(right, inside=node.op == "inter"), True, (), "set")
+        if isinstance(left, RowSets) or isinstance(right, RowSets):
+            return Val(_row_set_op(node.op, left, right, frame.n), True, (), "set")
         if not isinstance(left, SetValue) or not isinstance(right, SetValue):
             raise DflError(
                 f"`{node.op}` of sets that depend on dummies is not supported", node.pos
@@ -208,6 +239,38 @@ class ConditionRules:
             return Val(SetValue(np.concatenate([left.keys[keep], right.keys[theirs]])),
                        kind="set")
         return Val(SetValue(left.keys[keep]), kind="set")
+
+
+def _set_dim(the_set: SetValue | RowRanges | RowSets) -> int:
+    return 1 if isinstance(the_set, RowRanges) else the_set.dim
+
+
+def _row_set_op(op: str, left, right, n: int) -> RowSets:
+    """`S diff {i}`, `S[i] union T`, ...: the operation row by row, on tables of (row, member)
+    (a fixed set is every row's)."""
+    lrows, lkeys = _per_row(left, n)
+    rrows, rkeys = _per_row(right, n)
+    if lkeys.shape[1] != rkeys.shape[1]:
+        raise EvalError(f"`{op}` of sets of different tuple widths")
+    if op == "union":
+        new = SetValue(np.column_stack([lrows, lkeys])).position(
+            np.column_stack([rrows, rkeys])) < 0
+        rows = np.concatenate([lrows, rrows[new]])
+        order = np.argsort(rows, kind="stable")  # each row: the left's members, then the new
+        return RowSets.of_rows(rows[order], np.concatenate([lkeys, rkeys[new]])[order], n)
+    inside = SetValue(np.column_stack([rrows, rkeys])).position(
+        np.column_stack([lrows, lkeys])) >= 0
+    keep = inside if op == "inter" else ~inside
+    return RowSets.of_rows(lrows[keep], lkeys[keep], n)
+
+
+def _per_row(the_set, n: int) -> tuple[np.ndarray, np.ndarray]:
+    if isinstance(the_set, RowSets):
+        return the_set.members()
+    if isinstance(the_set, RowRanges):
+        raise EvalError("a set operation on ranges that depend on dummies is not supported")
+    check_count(n * the_set.n, "this set operation")
+    return np.repeat(np.arange(n, dtype=np.int64), the_set.n), np.tile(the_set.keys, (n, 1))
 
 
 def _has_strings(v: Val) -> bool:

@@ -16,7 +16,7 @@ from .. import ast
 from ..atoms.registry import ATOMS
 from ..errors import DflError
 from .conditions import ConditionRules, cross
-from .elements import SetValue, intern, is_string_key, whole_keys
+from .elements import SetValue, intern, is_string_key, number_keys, whole_keys
 from .entities import Domain, Entity
 from .families import SetFamily, collect
 from .frame import Frame, RowRanges, join
@@ -107,9 +107,23 @@ class Evaluator(SubscriptRules, ConditionRules, OrderedRules):
 
     def index(self, index: ast.SetIndex, frame: Frame) -> Frame:
         try:
-            return join(frame, index.items, index.filter, self.set_of, self.mask)
+            return join(frame, index.items, index.filter, self.set_of, self.mask,
+                        self.match_keys)
         except EvalError as exc:  # (a product or ranges over the cap)
             raise DflError(str(exc), index.pos, hint=exc.hint) from None
+
+    def match_keys(self, part: ast.Expr, frame: Frame) -> np.ndarray | None:
+        """A tuple component's keys per frame row when it matches (a param, a literal, an
+        expression), None when it is a fresh dummy (a name that is no declared entity)."""
+        if isinstance(part, ast.Name) and part.id not in self.ctx.entities:
+            return None
+        return np.broadcast_to(self.element_keys(part, frame), (frame.n,))
+
+    def element_keys(self, node: ast.Expr, frame: Frame) -> np.ndarray:
+        """An element-valued expression's keys (numbers that are no element: `NO_KEY`)."""
+        v = self.value(node, frame)
+        keys = np.asarray(v.payload)
+        return keys if v.kind == "elem" else number_keys(keys)
 
     def domain(self, index: ast.Index | None) -> Domain:
         """The entries of a declaration's index."""

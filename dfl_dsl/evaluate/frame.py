@@ -17,7 +17,6 @@ import numpy as np
 
 from .elements import SetValue, combine_columns
 from .sizes import check_count
-from .values import EvalError
 
 _bindings = itertools.count(1)
 
@@ -168,24 +167,35 @@ class RowSets:
         offsets = np.cumsum(self.counts) - self.counts
         return np.where(at >= 0, at - offsets, -1)
 
+    @staticmethod
+    def of_rows(rows: np.ndarray, keys: np.ndarray, n: int) -> RowSets:
+        """The sets whose members are `keys[t]` in row `rows[t]` (`rows` ascending)."""
+        begin = np.searchsorted(rows, np.arange(n), side="left")
+        end = np.searchsorted(rows, np.arange(n), side="right")
+        return RowSets(np.asarray(keys, dtype=np.int64).reshape(len(rows), -1), begin, end)
 
-SetEvaluator = Callable[[object, Frame], "SetValue | RowRanges"]
+
+SetEvaluator = Callable[[object, Frame], "SetValue | RowRanges | RowSets"]
 MaskEvaluator = Callable[[object, Frame], np.ndarray]
+# a tuple component's keys per frame row when it matches (None: a fresh dummy)
+MatchEvaluator = Callable[[object, Frame], "np.ndarray | None"]
 
 
-def join(parent: Frame, items, filter_, eval_set: SetEvaluator, eval_mask: MaskEvaluator) -> Frame:
+def join(parent: Frame, items, filter_, eval_set: SetEvaluator, eval_mask: MaskEvaluator,
+         eval_match: MatchEvaluator | None = None) -> Frame:
     """The child frame of `parent` for an index's items and filter."""
     frame = Frame(parent.n, {}, parent, np.arange(parent.n, dtype=np.int64))
     for item in items:
         the_set = eval_set(item.set, frame)
-        names = item.names or tuple(f"#{id(item)}:{k}" for k in range(_width(the_set)))
-        bound = [k for k, name in enumerate(names) if frame.get(name) is not None]
+        names = item.names or ("",) * _width(the_set)
+        names = tuple(name or f"#{id(item)}:{k}" for k, name in enumerate(names))
+        fixed = _fixed(frame, item, names, eval_match)
         if isinstance(the_set, RowRanges):
-            frame = _expand_ranges(frame, names[0], the_set, bool(bound))
+            frame = _expand_ranges(frame, names[0], the_set, bool(fixed))
         elif isinstance(the_set, RowSets):
-            frame = _expand_sets(frame, names, the_set, bound)
-        elif bound:
-            frame = _join_pattern(frame, names, bound, the_set)
+            frame = _expand_sets(frame, names, the_set, fixed)
+        elif fixed:
+            frame = _join_pattern(frame, names, fixed, the_set)
         else:
             frame = _cross(frame, names, the_set)
     if filter_ is not None:
@@ -195,23 +205,42 @@ def join(parent: Frame, items, filter_, eval_set: SetEvaluator, eval_mask: MaskE
     return frame
 
 
+def _fixed(frame: Frame, item, names, eval_match: MatchEvaluator | None) -> dict[int, np.ndarray]:
+    """The keys, per frame row, of the components that match rather than bind: names bound
+    already (outer dummies) and, in a tuple pattern, params, literals and expressions."""
+    fixed: dict[int, np.ndarray] = {}
+    for k, name in enumerate(names):
+        column = frame.get(name)
+        if column is not None:
+            fixed[k] = column.keys
+        elif item.parts and eval_match is not None:
+            keys = eval_match(item.parts[k], frame)
+            if keys is not None:
+                fixed[k] = keys
+    return fixed
+
+
 def _width(the_set) -> int:
-    return 1 if isinstance(the_set, RowRanges) else the_set.dim
+    return 1 if isinstance(the_set, (RowRanges, RowSets)) else the_set.dim
 
 
-def _expand_sets(frame: Frame, names, sets: RowSets, bound: list[int]) -> Frame:
-    """`j in S[i]`: each row with the members of its own set (a filter where `j` is bound)."""
-    if bound:
-        if len(bound) != len(names):
-            raise EvalError("a tuple pattern over `S[i]` binds all its components or none")
-        keys = np.stack([frame.get(names[k]).keys for k in bound], axis=1)
+def _expand_sets(frame: Frame, names, sets: RowSets, fixed: dict[int, np.ndarray]) -> Frame:
+    """`j in S[i]`: each row with the members of its own set (a filter where `j` is bound;
+    members whose matched components differ from the row's are left out)."""
+    if len(fixed) == len(names):
+        keys = np.stack([fixed[k] for k in range(len(names))], axis=1)
         return _extend(frame, np.nonzero(sets.contains(keys))[0], {})
     check_count(int(sets.counts.sum(dtype=float)), "this index")
     rows, members = sets.members()
-    keep = _alike(names, members)
+    keep = np.zeros(len(rows), dtype=bool)
+    keep[_alike([n for k, n in enumerate(names) if k not in fixed],
+                members[:, [k for k in range(len(names)) if k not in fixed]])] = True
+    for k, keys in fixed.items():
+        keep &= members[:, k] == keys[rows]
+    keep = np.flatnonzero(keep)
     new: dict[str, Column] = {}
     for k, name in enumerate(names):
-        if name not in new:
+        if k not in fixed and name not in new:
             new[name] = Column(members[keep, k])
     return _extend(frame, rows[keep], new)
 
@@ -274,9 +303,11 @@ def _expand_ranges(frame: Frame, name: str, ranges: RowRanges, bound: bool) -> F
     return _extend(frame, rows, {name: Column(lo[rows] + offsets)})
 
 
-def _join_pattern(frame: Frame, names, bound: list[int], the_set: SetValue) -> Frame:
-    """Rows of `the_set` whose bound components equal the frame's dummies: a sort-merge join."""
-    row_keys = np.stack([frame.get(names[k]).keys for k in bound], axis=1)
+def _join_pattern(frame: Frame, names, fixed: dict[int, np.ndarray], the_set: SetValue) -> Frame:
+    """Rows of `the_set` whose fixed components equal the frame row's keys (its dummies, or
+    the matched values): a sort-merge join."""
+    bound = sorted(fixed)
+    row_keys = np.stack([fixed[k] for k in bound], axis=1)
     candidates = _alike(names, the_set.keys)
     set_codes, row_codes = combine_columns(the_set.keys[candidates][:, bound], row_keys)
     order = candidates[np.argsort(set_codes, kind="stable")]

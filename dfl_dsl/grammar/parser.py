@@ -230,14 +230,17 @@ class _ToAst:
         return ast.SetIndex(items, rest[0] if rest else None, pos=_pos(meta))
 
     def bind_in(self, meta, c):
-        """`i in S` or `(i, j) in S`: the left side parsed as an expression, must be names."""
+        """`i in S` or `(i, j) in S`. A tuple's components may be any expression: one that
+        is no new name matches (the checker tells which); a single `i in S` binds a name."""
         left = c[0]
-        parts = left.items if isinstance(left, ast.Tuple) else (left,)
-        for part in parts:
-            if not isinstance(part, ast.Name):
-                raise DflError("an index binds names here: `i in S` or `(i, j) in S`",
-                               part.pos, hint="to test a condition, put it after `:`")
-        return ast.IndexItem(tuple(p.id for p in parts), c[2], pos=_pos(meta))
+        if isinstance(left, ast.Tuple):
+            parts = left.items
+            names = tuple(p.id if isinstance(p, ast.Name) else "" for p in parts)
+            return ast.IndexItem(names, c[2], parts, pos=_pos(meta))
+        if not isinstance(left, ast.Name):
+            raise DflError("an index binds names here: `i in S` or `(i, j) in S`",
+                           left.pos, hint="to test a condition, put it after `:`")
+        return ast.IndexItem((left.id,), c[2], pos=_pos(meta))
 
     def bind_none(self, meta, c):
         return ast.IndexItem((), c[0], pos=_pos(meta))

@@ -306,9 +306,3 @@ class MSE(nn.Module):
         loss = ((theta_hat - theta.to(theta_hat)) ** 2).mean(-1)
         return loss.mean() if self.reduction == "mean" else loss.sum() if (
             self.reduction == "sum") else loss
-
-
-LOSSES = {"spo+": SPOPlus, "pfyl": PFYL, "dpo": DPO, "dbb": DBB, "nce": NCE, "mse": MSE}
-
-# the losses in their own modules build on the classes above and add themselves to LOSSES
-from . import losses_cave, losses_mle, losses_ranking  # noqa: E402, F401

@@ -29,7 +29,7 @@ import torch
 import torch.nn.functional as F
 
 from ..errors import DflError
-from .losses import LOSSES, _DFLLoss
+from .losses import _DFLLoss
 from .oracle import pool_key
 
 TIGHT = 1e-5  # a row or bound within this of its limit binds (PyEPO's slack tolerance)
@@ -122,6 +122,3 @@ class CaVE(_DFLLoss):
         target = self._targets(v.detach().cpu().numpy(), w_true.detach().cpu().numpy())
         p = torch.as_tensor(target, dtype=v.dtype, device=v.device)
         return self._reduce(1 - F.cosine_similarity(v, p, dim=1))
-
-
-LOSSES["cave"] = CaVE

@@ -27,7 +27,7 @@ import math
 import torch
 
 from .loss_settings import TASK_LOSSES
-from .losses import LOSSES, _DFLLoss, _Perturbed, task_loss
+from .losses import _DFLLoss, _Perturbed, task_loss
 
 SUM_OF_GAMMA_TERMS = 10  # s in SoG(κ, s); PyEPO's and the paper's choice
 
@@ -152,7 +152,3 @@ class AIMLE(_ImplicitMLE):
             self.alpha += self.ALPHA_STEP
         else:
             self.alpha = max(0.0, self.alpha - self.ALPHA_STEP)
-
-
-LOSSES["imle"] = IMLE
-LOSSES["aimle"] = AIMLE

@@ -18,7 +18,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from .losses import LOSSES, NCE
+from .losses import NCE
 
 
 class _PoolRanking(NCE):
@@ -62,8 +62,3 @@ class PointwiseLTR(_PoolRanking):
     def forward(self, theta_hat, theta, w_true, z_true, keys=None):
         predicted, true = self.scores(theta_hat, theta, keys)
         return self._reduce(((true - predicted) ** 2).mean(1))
-
-
-LOSSES["listwise"] = ListwiseLTR
-LOSSES["pairwise"] = PairwiseLTR
-LOSSES["pointwise"] = PointwiseLTR

@@ -24,9 +24,11 @@ from .scenario_trainer import SCENARIO_LOSSES, ScenarioTrainer
 from .trainer import Trainer
 
 
-def _instance_and_data(model_path: Path, data, train_file, test_file):
-    """The bound instance, training and test data: from files, or from the model's recipe."""
-    model = load(model_path)
+def _instance_and_data(model_path: Path, data, train_file, test_file,
+                       objective: str | None = None):
+    """The bound instance (solving the objective named `objective`, default the first),
+    training and test data: from files, or from the model's recipe."""
+    model = load(model_path, objective)
     recipe = (find_recipe(Path(model_path)) if train_file is None
               else read_recipe(Path(train_file)) if is_recipe(train_file) else None)
     if train_file is None and recipe is None:
@@ -61,7 +63,8 @@ def _check_features(data: DFLData, width: int, source) -> None:
 
 
 def train_command(model_path: Path, data, train_file, test_file, opts: TrainOptions, *,
-                  console: Console, progress: bool = True) -> dict | None:
+                  console: Console, progress: bool = True,
+                  objective: str | None = None) -> dict | None:
     """`dfl train`; under --distributed every rank trains and only rank 0 reports (the
     others return None). Options left None take the trainer's defaults."""
     check_loss_settings(opts.loss, opts.loss_options)
@@ -72,7 +75,7 @@ def train_command(model_path: Path, data, train_file, test_file, opts: TrainOpti
     refuse_overwriting({"--save": opts.save, "--plot": opts.plot},
                        {"the model": model_path, "--data": data, "--train": train_file,
                         "--test": test_file})
-    inst, train, test = _instance_and_data(model_path, data, train_file, test_file)
+    inst, train, test = _instance_and_data(model_path, data, train_file, test_file, objective)
     given = opts.given()
     if isinstance(train, ScenarioData):
         _check_scenario_run(opts, given, model_path)
@@ -232,7 +235,7 @@ def _print_summary(result: dict, console: Console) -> None:
 
 
 def eval_command(model_path: Path, data, checkpoint: Path, test_file, *, console: Console,
-                 device: str = "cpu") -> dict:
+                 device: str = "cpu", objective: str | None = None) -> dict:
     device = checked_device(device)
     if test_file is None and find_recipe(Path(model_path)) is None:
         raise DflError(  # not _instance_and_data's 'give --train': eval has no such option
@@ -240,7 +243,7 @@ def eval_command(model_path: Path, data, checkpoint: Path, test_file, *, console
             f"{Path(model_path).with_suffix('.gen.yaml').name} beside the model",
             filename=str(model_path),
         )
-    inst, train, test = _instance_and_data(model_path, data, test_file, test_file)
+    inst, train, test = _instance_and_data(model_path, data, test_file, test_file, objective)
     test = test if test is not None else train
     if isinstance(test, ScenarioData):
         return _eval_scenarios(inst, checkpoint, test, test_file, device=device, console=console)

@@ -19,8 +19,8 @@ from ..outputs import write_atomic
 from .checkpoint import CHECKPOINT_FORMAT
 from .dataset import DFLData
 from .distributed import Shard
+from .loss_registry import LOSSES
 from .loss_settings import check_loss_settings
-from .losses import LOSSES
 from .metrics import normalized_regret, true_objective
 from .optim import OPTIMIZERS, make_optimizer
 from .options import PREDICTOR_DEFAULTS, TrainOptions, or_default

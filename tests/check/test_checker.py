@@ -308,6 +308,74 @@ def test_a_param_entering_nonlinearly_is_named_by_its_kind(expr: str, message: s
         dfl.parse(DECLS + f"minimize o: {expr};\n")
 
 
+GRAPH = ("set N;\nset A within N * N;\nparam s in N;\nparam w{A};\nvar f{A} >= 0;\n"
+         "var y{N};\n")
+
+
+@pytest.mark.parametrize("text", [
+    "s.t. c: sum{(s, j) in A} f[s, j] == 1;",
+    's.t. c: sum{("a", j) in A} f["a", j] == 1;',
+    "s.t. c{i in N}: sum{(j, i) in A : (i, j) in A} f[j, i] <= 1;",
+    "s.t. c: sum{j in N, (j, k) in A, (k, s) in A} f[k, s] <= 1;",
+    "s.t. c{(s, j) in A}: f[s, j] <= 1;",  # a constraint's rows: keyed by j
+])
+def test_tuple_components_that_match(text: str) -> None:
+    assert dfl.parse(GRAPH + text).klass.name == "LP"
+
+
+@pytest.mark.parametrize(("text", "message", "col"), [
+    ("var g{(s, j) in A};",
+     "a declaration's index binds a new dummy in every tuple component", 8),
+    ("set R{(s, j) in A};", "a declaration's index binds a new dummy in every tuple "
+     "component", 8),
+    ("s.t. c: sum{(y, j) in A} 1 >= 0;", "dummy `y` hides the var `y`", 14),
+    ('s.t. c: sum{(y["a"], j) in A} 1 >= 0;', "must be one element from data", 14),
+    ("s.t. c: sum{(i, j) in A : (i, j, i) in A} f[i, j] >= 0;",
+     "the set holds 2-tuples, tested here with 3-tuples", 27),
+    ("s.t. c: sum{(i, j) in A : (i, f[i, j]) in A} f[i, j] >= 0;",
+     "`in` tests data, not variables", 31),
+    ("s.t. c: (1, 2) >= 0;", "a tuple `(a, b)` can't be used here", 9),
+])
+def test_misused_tuples_are_located(text: str, message: str, col: int) -> None:
+    with pytest.raises(dfl.DflError, match=re.escape(message)) as info:
+        dfl.parse(GRAPH + text)
+    assert (info.value.pos.line, info.value.pos.column) == (7, col)
+
+
+OBJECTIVES = ("set S;\nparam mu{S};\nvar x{S} in [0, 1];\n"
+              "maximize gain: sum{i in S} mu[i] * x[i];\n"
+              "minimize spread: sum{i in S} x[i]^2;\n"
+              "minimize bad: -sum{i in S} x[i]^2;\n")
+
+
+def test_the_first_objective_is_solved_unless_another_is_named() -> None:
+    model = dfl.parse(OBJECTIVES)
+    assert [o.name for o in model.objectives] == ["gain", "spread", "bad"]
+    assert model.objective.name == "gain" and model.klass.name == "LP"
+    spread = dfl.parse(OBJECTIVES, objective="spread")
+    assert spread.objective.name == "spread" and spread.klass.name == "QP"
+    assert model.select("spread").klass.name == "QP" and model.select("gain") is model
+
+
+def test_only_the_objective_solved_must_be_convex() -> None:
+    with pytest.raises(dfl.DflError, match="objective is not convex") as info:
+        dfl.parse(OBJECTIVES, objective="bad")
+    assert info.value.pos.line == 6
+
+
+def test_every_objective_is_checked_for_names() -> None:
+    with pytest.raises(dfl.DflError, match="unknown name `y`") as info:
+        dfl.parse(OBJECTIVES + "minimize other: y;\n")
+    assert info.value.pos.line == 7
+
+
+def test_an_unknown_objective_name_lists_the_model_s_objectives() -> None:
+    with pytest.raises(dfl.DflError, match=re.escape(
+            "no objective `sprad` (its objectives: `gain`, `spread`, `bad`)")) as info:
+        dfl.parse(OBJECTIVES, objective="sprad")
+    assert info.value.hint == "did you mean `spread`?"
+
+
 @pytest.mark.parametrize(("text", "message"), [
     ("var x; s.t. c: x <> 1;", "`<>` can't be a constraint"),
     ("var x; s.t. c: 0 <= x = 1;", "mixed-direction chained comparison `<=` ... `=`"),

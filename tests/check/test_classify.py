@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -142,9 +143,6 @@ def test_predicted_and_scenario_flags() -> None:
         ("var x;\nminimize o:\n  sqrt(x);", 3, "objective is not convex"),
         ("var x;\nmaximize o:\n  x^2;", 3, "objective is not concave"),
         ("var x;\nminimize o: x^2\n  - x^4;", 3, "`x^4` is convex, subtracted from a minimized"),
-        ("var x;\nminimize o:\n  x * x;", 3, "multiplies two expressions with variables"),
-        ("var v[n];\nminimize o:\n  quad_form(v, A);", 3, "declared `psd`"),
-        ("param a;\nvar x;\nminimize o:\n  a * x^2;", 4, "unknown sign"),
         ("var x{I} binary;\nminimize o:\n  sum{i in I} exp(x[i]);", 2,
          "mixed-integer models with a nonlinear objective"),
         ("var x binary;\nminimize o: x;\ns.t. k:\n  x^2 <= 1;", 4,
@@ -234,3 +232,48 @@ def test_scm_objective_with_a_piecewise_linear_constraint_is_refused() -> None:
             "s.t. k: max(x[\"a\"], x[\"b\"]) <= 1;\n")
     with pytest.raises(dfl.DflError, match="takes affine constraints only"):
         dfl.parse(HEAD + body, "m.opt")
+
+
+PRODUCTS = "set S;\nparam q{S, S};\nparam lam >= 0;\nparam p{S} : predicted;\nvar x{S};\n"
+
+
+@pytest.mark.parametrize(("body", "label"), [
+    ("minimize o: sum{i in S, j in S} q[i, j] * x[i] * x[j];", "QP"),
+    ("maximize o: sum{i in S} x[i] - sum{i in S, j in S} q[i, j] * x[i] * x[j];", "QP"),
+    ("minimize o: sum{i in S, j in S} q[i, j] * x[i] * x[j] + lam * norm1(x);", "QP"),
+    ("minimize o: sum{i in S} (x[i] * x[i] + sum{j in S} q[i, j] * x[i] * x[j]) "
+     "+ sum{i in S} p[i] * x[i];", "QP"),
+])
+def test_products_of_variables_are_checked_at_bind(body: str, label: str) -> None:
+    model = dfl.parse(PRODUCTS + body)
+    assert model.klass.name == label and model.klass.psd_at_bind
+
+
+@pytest.mark.parametrize("body", [
+    "var x;\nminimize o: x * x;",
+    "param a;\nvar x;\nminimize o: a * x^2;",  # (a >= 0 is the data's to show)
+    "param n : int;\nparam A[n, n];\nvar v[n];\nminimize o: quad_form(v, A);",
+])
+def test_quadratics_of_unknown_curvature_are_checked_at_bind(body: str) -> None:
+    model = dfl.parse(body)
+    assert model.klass.name == "QP" and model.klass.psd_at_bind
+
+
+def test_a_quadratic_the_dcp_rules_prove_is_not_checked_again() -> None:
+    model = dfl.parse(PRODUCTS + "minimize o: sum{i in S} x[i]^2 + lam * norm1(x);")
+    assert model.klass.name == "QP" and not model.klass.psd_at_bind
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    # a part the DCP rules prove wrong stays refused by them
+    ("minimize o: sum{i in S, j in S} q[i, j] * x[i] * x[j] - sum{i in S} x[i]^2;",
+     "`x[i]^2` is convex, subtracted from a minimized objective"),
+    ("minimize o: sum{i in S, j in S} q[i, j] * x[i] * x[j] - norm1(x);",
+     "`norm1` of an affine expression is convex, subtracted from a minimized objective"),
+    # a product with a predicted param is no fixed Q
+    ("minimize o: sum{i in S, j in S} p[i] * x[i] * x[j];", "predicted"),
+])
+def test_products_beside_a_wrong_part_are_refused(body: str, message: str) -> None:
+    with pytest.raises(dfl.DflError, match=re.escape(message)) as info:
+        dfl.parse(PRODUCTS + body)
+    assert info.value.pos.line == 6

@@ -64,6 +64,132 @@ def test_repeated_dummy_in_a_tuple_pattern_is_an_equality():
     assert _objective_vector(inst).tolist() == [1 + 10, 20, 1 + 20]
 
 
+MATCHES = """
+set N; set A within N * N; param s in N; param w{A};
+var f{A} >= 0;
+expr out_s = sum{(s, j) in A} w[s, j] * f[s, j];
+expr into_lit = sum{(i, "n1") in A} f[i, "n1"];
+expr two_way = sum{(i, j) in A : (j, i) in A} f[i, j];
+expr next_hop = sum{k in N, (k, j) in A, (j, l) in A : l != k} f[j, l];
+"""
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_matched_tuple_components_against_brute_force(seed):
+    """Params, literals and outer dummies in a tuple pattern match (joins), and `(j, i) in A`
+    tests membership: each expr's coefficients against a loop over the arcs."""
+    rng = np.random.default_rng(seed)
+    nodes = [f"n{k}" for k in range(int(rng.integers(2, 7)))]
+    arcs = [(a, b) for a in nodes for b in nodes if a != b and rng.random() < 0.5]
+    arcs = [arcs[k] for k in rng.permutation(len(arcs))]
+    w = rng.normal(size=len(arcs))
+    s = nodes[int(rng.integers(len(nodes)))]
+    inst = bind(MATCHES, {"N": nodes, "A": [list(a) for a in arcs], "s": s, "w": w.tolist()})
+    z = rng.normal(size=inst.width)
+
+    def at(name):
+        return poly_at(_value(inst, name), z)
+
+    f = dict(zip(arcs, z[: len(arcs)], strict=True))
+    assert at("out_s") == pytest.approx([sum(w[k] * f[a] for k, a in enumerate(arcs)
+                                             if a[0] == s)])
+    assert at("into_lit") == pytest.approx([sum(f[a] for a in arcs if a[1] == "n1")])
+    assert at("two_way") == pytest.approx([sum(f[a] for a in arcs if a[::-1] in f)])
+    assert at("next_hop") == pytest.approx([sum(f[(j, m)] for (k, j) in arcs
+                                                for (j2, m) in arcs if j2 == j and m != k)])
+
+
+def test_an_expression_component_matches_per_row():
+    text = """set T = 1..4; set P within T * T; var y{T} in [0, 1];
+              maximize o: sum{t in 1..2, (t + 1, u) in P} 10 ^ t * y[u];"""
+    inst = bind(text, {"P": [[2, 3], [3, 1], [4, 4], [2, 4]]})
+    # t = 1 matches (2, 3) and (2, 4); t = 2 matches (3, 1); (4, 4) matches no t
+    assert _objective_vector(inst).tolist() == [100, 0, 10, 10]
+
+
+def test_a_number_that_is_no_element_matches_nothing():
+    text = """set T = 1..3; set P within T * T; param h; var y{T} in [0, 1];
+              maximize o: sum{(h, u) in P} y[u] + sum{t in T : (h, t) in P} 2 * y[t];"""
+    assert _objective_vector(bind(text, {"P": [[1, 2]], "h": 1.5})).tolist() == [0, 0, 0]
+    assert _objective_vector(bind(text, {"P": [[1, 2]], "h": 1})).tolist() == [0, 3, 0]
+
+
+ROW_SETS = """
+set N; param s in N; param d{N, N};
+var x{N, N} >= 0;
+expr others = sum{i in N, j in N diff {i, s}} d[i, j] * x[i, j];
+expr pair = sum{i in N, j in {i, s}} d[i, j] * x[i, j];
+expr not_mine = sum{i in N, j in N : not j in {i}} x[i, j];
+expr bound_j = sum{i in N, j in N, j in {s, i}} x[i, j];
+expr joined = sum{i in N, j in {s} union {i}} x[i, j];
+expr common = sum{i in N, j in N inter {i, s}} x[i, j];
+expr not_s = sum{i in N, j in {i, s} diff {s}} x[i, j];
+expr ends = sum{j in N diff {s, s}} x[j, j];
+"""
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_literal_sets_of_dummies_against_brute_force(seed):
+    """`{i, s}` lists a dummy: a set per row (a repeat counts once), `N diff {i}` the set less
+    it, and `j in {i}` a test per row."""
+    rng = np.random.default_rng(seed)
+    nodes = [f"n{k}" for k in range(int(rng.integers(2, 6)))]
+    s = nodes[int(rng.integers(len(nodes)))]
+    d = rng.normal(size=(len(nodes), len(nodes)))
+    inst = bind(ROW_SETS, {"N": nodes, "s": s, "d": d.tolist()})
+    z = rng.normal(size=inst.width)
+    x = z[: len(nodes) ** 2].reshape(len(nodes), len(nodes))
+    at = {name: poly_at(_value(inst, name), z)
+          for name in ("others", "pair", "not_mine", "bound_j", "joined", "common", "not_s",
+                       "ends")}
+    k = nodes.index(s)
+    n = range(len(nodes))
+    assert at["others"] == pytest.approx([sum(d[i, j] * x[i, j] for i in n for j in n
+                                              if j not in (i, k))])
+    assert at["pair"] == pytest.approx([sum(d[i, j] * x[i, j] for i in n for j in {i, k})])
+    assert at["not_mine"] == pytest.approx([sum(x[i, j] for i in n for j in n if j != i)])
+    assert at["bound_j"] == pytest.approx([sum(x[i, j] for i in n for j in {i, k})])
+    assert at["joined"] == pytest.approx(at["bound_j"])
+    assert at["common"] == pytest.approx(at["bound_j"])
+    assert at["not_s"] == pytest.approx([sum(x[i, i] for i in n if i != k)])
+    assert at["ends"] == pytest.approx(at["not_s"])  # a literal of params: fixed, once each
+
+
+def test_a_pattern_over_an_indexed_set_matches_some_components():
+    """`(s, j) in R[k]` with a param, `(i, i)`, and `(j, m) in R[k]` with `j` bound by the
+    item before: the members of each row's own set that match."""
+    text = """set N; set K; set R{K} within N * N; param s in N; var f{N, N} in [0, 1];
+    maximize o: sum{k in K, (s, j) in R[k]} f[s, j] + sum{k in K, (i, i) in R[k]} 10 * f[i, i]
+              + sum{k in K, (i, j) in R[k], (j, m) in R[k]} 100 * f[i, m];"""
+    routes = {1: [["a", "b"], ["b", "b"], ["b", "c"]], 2: [["a", "c"], ["c", "a"]]}
+    inst = bind(text, {"N": ["a", "b", "c"], "K": [1, 2], "s": "a", "R": routes})
+    want = np.zeros((3, 3))
+    at = {"a": 0, "b": 1, "c": 2}
+    for members in routes.values():
+        for i, j in members:
+            want[at[i], at[j]] += (i == "a") + 10 * (i == j)
+            for j2, m in members:
+                want[at[i], at[m]] += 100 * (j2 == j)
+    assert _objective_vector(inst).reshape(3, 3).tolist() == want.tolist()
+
+
+def test_a_literal_set_of_params_that_are_equal_has_one_element():
+    text = """set N; param s in N; param t in N; var x{N} in [0, 1];
+              maximize o: sum{i in {s, t}} x[i] + sum{i in N diff {s, t}} 10 * x[i];"""
+    inst = bind(text, {"N": [1, 2, 3], "s": 2, "t": 2})
+    assert _objective_vector(inst).tolist() == [10, 1, 10]
+    with pytest.raises(DflError, match="a set literal repeats an element"):
+        build_linear(bind("var x; minimize o: sum{i in {1, 2, 1}} i * x;"), reduce=False)
+
+
+def test_an_operation_on_a_range_per_row_is_located():
+    text = "set N; var x{N}; minimize o: sum{i in N, j in (i .. 3) union {i}} x[j];"
+    inst = bind(text, {"N": [1, 2]})
+    with pytest.raises(DflError, match="ranges that depend on dummies") as info:
+        build_linear(inst, reduce=False)
+    assert info.value.pos.column == text.index("(i ..") + 1
+
+
 def test_dependent_ranges():
     text = """
     set J; param d{J} : int >= 1; param T : int;

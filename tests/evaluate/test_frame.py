@@ -149,3 +149,31 @@ def test_a_bound_dummy_over_member_sets_filters():
     frame = _join(Frame.root(), [_item(["i"], "I"), _item(["j"], "J")], sets)
     kept = _join(frame, [_item(["j"], "S")], sets)
     assert _rows(kept, ["i", "j"]) == [(10, 1), (30, 3)]
+
+
+def test_matched_components_join_against_brute_force():
+    """A component that is no new name (here a literal, and an expression of the outer
+    dummy) takes its keys per row from `eval_match`: a join, as a bound dummy's."""
+    rng = np.random.default_rng(5)
+    pairs = np.unique(rng.integers(0, 6, size=(40, 2)), axis=0)
+    sets = {"I": SetValue(np.arange(5)), "P": SetValue(pairs)}
+    outer = _join(Frame.root(), [_item(["i"], "I")], sets)
+    shifted = ast.BinOp("+", ast.Name("i"), ast.Number(1))
+    item = ast.IndexItem(("", "u"), ast.Name("P"), (shifted, ast.Name("u")))
+
+    def eval_match(part, frame):
+        if isinstance(part, ast.Name):
+            return None  # a fresh name
+        return frame.get("i").keys + 1
+
+    inner = join(outer, [item], None, lambda node, fr: sets[node.id], None, eval_match)
+    want = [(i, u) for i in range(5) for a, u in pairs.tolist() if a == i + 1]
+    assert sorted(_rows(inner, ["i", "u"])) == sorted(want)
+    assert inner.starts().tolist() == np.searchsorted(
+        [i for i, _ in sorted(want)], np.arange(6)).tolist()
+
+
+def test_row_sets_of_rows_group_members_by_row():
+    sets = RowSets.of_rows(np.array([0, 0, 2]), np.array([7, 8, 9]), 4)
+    assert sets.counts.tolist() == [2, 0, 1, 0]
+    assert sets.contains(np.array([[8], [8], [8], [8]])).tolist() == [True, False, False, False]

@@ -61,6 +61,8 @@ def sx(node: ast.Node | None) -> str:
     if isinstance(node, ast.IndexItem):
         if not node.names:
             return sx(node.set)
+        if node.parts:
+            return f"({', '.join(sx(p) for p in node.parts)}) in {sx(node.set)}"
         names = node.names[0] if len(node.names) == 1 else f"({', '.join(node.names)})"
         return f"{names} in {sx(node.set)}"
     if isinstance(node, ast.ShapeIndex):
@@ -213,6 +215,27 @@ def test_an_int_variable_gets_a_hint() -> None:
 )
 def test_set_index(text: str, expected: str) -> None:
     assert tree(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("sum{j in S : (j, i) in PAIRS} 1", "(sum{j in S : (in (j, i) PAIRS)} 1)"),
+        ("sum{(s, j) in ARCS} f[s, j]", "(sum{(s, j) in ARCS} f[s, j])"),
+        ('sum{("a", j) in ARCS} 1', '(sum{("a", j) in ARCS} 1)'),
+        ("sum{(t + 1, u) in P} 1", "(sum{((+ t 1), u) in P} 1)"),
+    ],
+)
+def test_tuple_components_and_membership(text: str, expected: str) -> None:
+    assert tree(text) == expected
+
+
+def test_tuple_pattern_keeps_components_that_are_no_names() -> None:
+    reduce_ = body('sum{(t + 1, u, "a") in P} 1')
+    item = reduce_.index.items[0]
+    assert item.names == ("", "u", "")
+    assert isinstance(item.parts[0], ast.BinOp) and isinstance(item.parts[2], ast.String)
+    assert reduce_.index.dummies == ("u",)
 
 
 def test_tuple_pattern_names() -> None:

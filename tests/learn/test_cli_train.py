@@ -127,6 +127,19 @@ def test_a_training_file_without_the_predicted_param_exits_2(files, tmp_path):
     assert "no array for predicted param `cost`" in _stderr(result)
 
 
+def test_train_the_objective_named(files, tmp_path):
+    """A model with a second objective declared first: `--objective length` trains through the
+    same problem as the model with that one alone (the same regret, seed for seed)."""
+    model = tmp_path / "two.opt"
+    model.write_text(SHORTEST_PATH.read_text().replace(
+        "minimize length", "maximize arcs_used: sum{(i, j) in ARCS} flow[i, j];\nminimize length"))
+    result = runner.invoke(app, ["train", str(model), "--data", str(files["instance"]),
+                                 "--train", str(files["train"]), "--epochs", "2", "--json",
+                                 "--objective", "length"])
+    assert result.exit_code == 0, result.output
+    assert _json(result)["regret"] == pytest.approx(files["result"]["regret"])
+
+
 def test_train_without_data_or_a_recipe_exits_2(files, tmp_path):
     model = tmp_path / "sp.opt"
     shutil.copy(SHORTEST_PATH, model)

@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from dfl_dsl.cli import app
 from dfl_dsl.errors import DflError
+from dfl_dsl.learn.loss_registry import LOSSES
 from dfl_dsl.learn.loss_settings import (
     LOSS_SETTINGS,
     SETTINGS,
@@ -20,7 +21,6 @@ from dfl_dsl.learn.loss_settings import (
     given_settings,
     losses_help,
 )
-from dfl_dsl.learn.losses import LOSSES
 from dfl_dsl.learn.trainer import Trainer
 
 runner = CliRunner()

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from dfl_dsl.learn.losses import DBB, DPO, LOSSES, MSE, NCE, PFYL, SPOPlus
+from dfl_dsl.learn.loss_registry import LOSSES
+from dfl_dsl.learn.losses import DBB, DPO, MSE, NCE, PFYL, SPOPlus
 from dfl_dsl.learn.metrics import regret, true_objective
 from dfl_dsl.learn.oracle import Oracle
 

@@ -14,7 +14,7 @@ from _helpers import bind
 from test_losses import COST_HAT, E1, _t
 
 from dfl_dsl.errors import DflError
-from dfl_dsl.learn.losses import LOSSES
+from dfl_dsl.learn.loss_registry import LOSSES
 from dfl_dsl.learn.losses_cave import CaVE, binding_normals, cone_projection
 
 V = -np.array(COST_HAT)  # -ĉ = [-3, -1, -2]

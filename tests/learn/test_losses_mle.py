@@ -12,7 +12,8 @@ import torch
 from _learn_helpers import knapsack_side_by_side
 from test_losses import COST, COST_HAT, E1, _loss_and_grad, _t
 
-from dfl_dsl.learn.losses import LOSSES, task_loss
+from dfl_dsl.learn.loss_registry import LOSSES
+from dfl_dsl.learn.losses import task_loss
 from dfl_dsl.learn.losses_mle import AIMLE, IMLE, SUM_OF_GAMMA_TERMS
 
 E2, E3 = np.eye(3)[1], np.eye(3)[2]

@@ -10,7 +10,7 @@ import pytest
 import torch
 from test_losses import COST, COST_HAT, E1, _loss_and_grad
 
-from dfl_dsl.learn.losses import LOSSES
+from dfl_dsl.learn.loss_registry import LOSSES
 from dfl_dsl.learn.losses_ranking import ListwiseLTR, PairwiseLTR, PointwiseLTR
 
 C, C_HAT = np.array(COST), np.array(COST_HAT)
