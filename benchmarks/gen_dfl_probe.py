@@ -7,7 +7,8 @@ tasks of benchmarks/gen_dfl.py (Wang et al., "Gen-DFL", ICLR 2026, arXiv 2502.05
 * `sweep`: the test regret of Gen-DFL over β, the target decision w* (the NLL fit's scenarios,
   "proxy", or the training samples' true draws, "draws") and the pool (grown by the decisions
   under each step's scenarios, solve ratio 1, or the targets alone, solve ratio 0), beside the
-  two-stage flow trained for as many epochs, per seed.
+  two-stage flow trained for as many epochs, per seed (`--nll-draws K`: also the flow fitted
+  on K true draws per training context, the information the true-draw target reads).
 
     python benchmarks/gen_dfl_probe.py grads [--tasks ...] [--alpha 0.9] [--seeds ...]
     python benchmarks/gen_dfl_probe.py sweep [--tasks ...] [--betas 10 100 1000] ...
@@ -23,6 +24,7 @@ import numpy as np
 import torch
 from gen_dfl import TASKS, data_for
 
+from dfl_dsl.learn.dataset import ScenarioData
 from dfl_dsl.learn.scenario_trainer import ScenarioTrainer
 
 
@@ -76,13 +78,25 @@ def variants(args) -> dict[str, dict]:
     return out
 
 
+def spread_draws(train: ScenarioData, k: int) -> ScenarioData:
+    """The training set with its first k draws per context as k samples of one draw each: what
+    the two-stage flow may fit when the true-draw target is allowed to read k draws."""
+    draws = train.draws[:, :k]
+    return ScenarioData(np.repeat(train.features, k, 0), draws.reshape(-1, 1, draws.shape[-1]))
+
+
 def sweep(name: str, seed: int, args) -> dict:
     inst, train, test = data_for(TASKS[name], args.alpha, seed, args)
+    plans = variants(args)
+    if args.nll_draws:
+        plans[f"two-stage flow (NLL on {args.nll_draws} draws per context)"] = dict(
+            loss="nll", epochs=args.pretrain + args.epochs)
     out = {}
-    for label, plan in variants(args).items():
+    for label, plan in plans.items():
         start = time.perf_counter()
         trainer = _trainer(inst, seed, args, **plan)
-        trainer.fit(train)
+        trainer.fit(spread_draws(train, args.nll_draws) if "draws per context" in label
+                    else train)
         out[label] = trainer.risk_regret(test)
         print(f"{name} seed {seed}: {label:45s} {out[label]:.4f} "
               f"({time.perf_counter() - start:.0f} s)", flush=True)
@@ -129,6 +143,8 @@ def main() -> None:
     parser.add_argument("--pretrain", type=int, default=10)
     parser.add_argument("--epochs", type=int, default=5)
     parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--nll-draws", type=int, default=0,
+                        help="also fit the two-stage flow on this many draws per context")
     args = parser.parse_args()
     run = grads if args.what == "grads" else sweep
     results = {(name, seed): run(name, seed, args) for name in args.tasks
