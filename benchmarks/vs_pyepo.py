@@ -135,6 +135,7 @@ def variants(problem: str, processes: int, with_highs: bool) -> list[tuple[int, 
 # `--quality`: every loss both libraries have, trained side by side on identical arrays from
 # identical initial weights, scored by PyEPO's regret; each side shuffles with its own loop
 # (PyEPO: a DataLoader on torch's global generator, seeded; ours: the Trainer's).
+# `dpo-plain` is DPO without its leave-one-out baseline (variance_reduction off on both sides).
 QUALITY_LOSSES = ("spo+", "pfyl", "dpo", "dbb", "nce", "imle", "aimle")
 SP_BINARY = MODELS["shortest_path"].read_text().replace("var flow{ARCS} in [0, 1];",
                                                        "var flow{ARCS} binary;")
@@ -203,7 +204,8 @@ def pyepo_loss(name: str, optmodel, train_set):
         mle = (f.implicitMLE(optmodel, n_samples=10, sigma=1.0, lambd=10) if name == "imle"
                else f.adaptiveImplicitMLE(optmodel, n_samples=10, sigma=1.0))
         return lambda cp, c, w, z: nn.functional.l1_loss(mle(cp), w)
-    layer = (f.perturbedOpt(optmodel, n_samples=10, sigma=1.0, seed=135) if name == "dpo"
+    layer = (f.perturbedOpt(optmodel, n_samples=10, sigma=1.0, seed=135,
+                            variance_reduction=name == "dpo") if name.startswith("dpo")
              else f.blackboxOpt(optmodel, lambd=10))
     return lambda cp, c, w, z: ((layer(cp) - w) * c).sum(1).mean()
 
@@ -283,8 +285,9 @@ def quality(args) -> None:
                     continue
                 p_regret, p_time, loader = quality_pyepo(name, data, args.n, init, args.epochs,
                                                          seed, optmodel, args.order)
-                predictor, o_time = quality_ours(name, data, args.n, init, args.epochs, seed,
-                                                 args.solver)
+                predictor, o_time = quality_ours(
+                    name.removesuffix("-plain"), data, args.n, init, args.epochs, seed,
+                    args.solver, {"variance_reduction": False} if name == "dpo-plain" else None)
                 o_regret = float(pyepo.metric.regret(predictor, optmodel, loader))
                 row = {"loss": name, "deg": deg, "seed": seed, "epochs": args.epochs,
                        "solver": args.solver, "order": args.order,
