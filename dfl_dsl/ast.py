@@ -152,6 +152,22 @@ class SetOp(Expr):
     right: Expr
 
 
+@dataclass(frozen=True, eq=False)
+class Tuple(Expr):
+    """`(a, b)`: a tuple of elements (the body of `setof`, the left of `in`)."""
+
+    items: tuple[Expr, ...]
+
+
+@dataclass(frozen=True, eq=False)
+class SetOf(Expr):
+    """AMPL's `setof{INDEX} body`: the set of the body's values (elements or tuples), in the
+    index's order, each once."""
+
+    index: SetIndex
+    body: Expr
+
+
 # --------------------------------------------------------------------------- indexing
 @dataclass(frozen=True, eq=False)
 class IndexItem(Node):
@@ -198,6 +214,9 @@ class SetDecl(Statement):
     name: str
     value: Expr | None = None
     within: Expr | None = None
+    index: SetIndex | None = None  # `set S{I}`: one set per element of I
+    order: str = ""  # "" | "ordered" | "circular" (next/prev wrap around)
+    dimen: int | None = None  # AMPL's `dimen n`: the width of its tuples
 
 
 @dataclass(frozen=True, eq=False)
@@ -213,7 +232,7 @@ class ParamCheck(Node):
 class ParamDecl(Statement):
     name: str
     index: Index | None = None
-    kinds: tuple[str, ...] = ()  # "int", "predicted", "uncertain"
+    kinds: tuple[str, ...] = ()  # "int", "binary", "symbolic", "predicted", "uncertain"
     checks: tuple[ParamCheck, ...] = ()
     value: Expr | None = None
     default: Expr | None = None
@@ -225,6 +244,11 @@ class ParamDecl(Statement):
     @property
     def is_uncertain(self) -> bool:
         return "uncertain" in self.kinds
+
+    @property
+    def is_element(self) -> bool:
+        """Holds set elements (`in SET` or `symbolic`), not numbers."""
+        return "symbolic" in self.kinds or self.element_set is not None
 
     @property
     def element_set(self) -> Expr | None:
@@ -277,6 +301,21 @@ class Constraint(Statement):
     name: str
     index: Index | None
     body: Expr
+
+
+@dataclass(frozen=True, eq=False)
+class Check(Statement):
+    """AMPL's `check [NAME] [{INDEX}]: condition;`: tested on the data at bind time. A check
+    without a name is called by its line (`check on line 7`)."""
+
+    name: str
+    index: SetIndex | None
+    cond: Expr
+
+    @property
+    def title(self) -> str:
+        return f"check `{self.name}`" if not self.name.startswith("#") else \
+            f"the check on line {self.pos.line}"
 
 
 @dataclass(frozen=True, eq=False)

@@ -6,17 +6,17 @@ Declarations are bound in file order; each param is checked against its declared
 
 from __future__ import annotations
 
-import re
 import warnings
 from typing import Any
 
 import numpy as np
 
 from . import ast
+from .bind_sets import SetBinding, text_or_number
 from .bound import BoundInstance
-from .data import NO_DATA, DataSource, load_data, to_entries, to_set
+from .data import NO_DATA, DataSource, load_data, to_entries
 from .errors import DataError, DataWarning, DflError, did_you_mean
-from .evaluate.elements import SetValue, element_of, key_of
+from .evaluate.elements import SetValue, element_of
 from .evaluate.entities import Domain, Entity
 from .evaluate.evaluator import Context, Evaluator
 from .evaluate.frame import Frame
@@ -53,7 +53,7 @@ def _warn_misspelled_keys(inst: Instance) -> None:
             warnings.warn(DataWarning(warning.format("warning")), stacklevel=3)
 
 
-class _Binder:
+class _Binder(SetBinding):
     def __init__(self, model, source: DataSource) -> None:
         self.model = model
         self.source = source
@@ -92,63 +92,13 @@ class _Binder:
                     f"`{given[0][0]}` has {given[0][1]}, `{name}` has {count}", name)
 
     # ------------------------------------------------------------------ declarations
-    def _SetDecl(self, stmt: ast.SetDecl) -> None:
-        symbol = self.model.symbols[stmt.name]
-        raw = self.source.values.get(stmt.name)
-        root = Frame.root()
-        if stmt.value is not None:
-            if raw is not None:
-                raise self.source.error(
-                    f"set `{stmt.name}` is computed in the model (`=`); remove it from the data",
-                    stmt.name,
-                )
-            the_set = self.evaluator.set_of(stmt.value, root)
-            if not isinstance(the_set, SetValue):
-                raise DflError("a set can't depend on dummies here", stmt.value.pos)
-            the_set = SetValue(the_set.keys, stmt.name)
-        else:
-            if raw is None:
-                raise self._missing(stmt, "set")
-            the_set = to_set(self.source, stmt.name, raw, symbol.dim or 1)
-        if stmt.within is not None:
-            outside = self._outside(stmt, the_set, root)
-            if outside.any():
-                bad = the_set.elements()[int(np.nonzero(outside)[0][0])]
-                parents = [self.evaluator.set_of(f, root) for f in _product_factors(stmt.within)]
-                raise self.source.error(
-                    f"set `{stmt.name}`: element {bad!r} is not within the declared superset",
-                    stmt.name,
-                    hint=_text_or_number(bad if isinstance(bad, tuple) else (bad,), parents),
-                )
-        self.ctx.sets[stmt.name] = the_set
-
-    def _outside(self, stmt: ast.SetDecl, the_set: SetValue, root: Frame) -> np.ndarray:
-        """Which elements fall outside the `within` superset. A product `A * B` is checked
-        column by column, never built (NODES * NODES of a 70x70 grid has 24M pairs)."""
-        factors = _product_factors(stmt.within)
-        parents = [self.evaluator.set_of(f, root) for f in factors]
-        width = sum(p.dim for p in parents)
-        if width != the_set.dim:
-            raise self.source.error(
-                f"set `{stmt.name}` holds {the_set.dim}-tuples but is declared within a set "
-                f"of {width}-tuples",
-                stmt.name,
-            )
-        outside = np.zeros(the_set.n, dtype=bool)
-        at = 0
-        for parent in parents:
-            outside |= parent.position(the_set.keys[:, at : at + parent.dim]) < 0
-            at += parent.dim
-        return outside
-
     def _ParamDecl(self, stmt: ast.ParamDecl) -> None:
         domain = self.evaluator.domain(stmt.index)
         shape_style = isinstance(stmt.index, ast.ShapeIndex)
         if stmt.is_predicted or stmt.is_uncertain:
             self._theta(stmt, domain, shape_style)
             return
-        elem_set = stmt.element_set
-        entity = Entity(stmt.name, "data", stmt, domain, elem=elem_set is not None,
+        entity = Entity(stmt.name, "data", stmt, domain, elem=stmt.is_element,
                         shape_style=shape_style)
         raw = self.source.values.get(stmt.name)
         if stmt.value is not None:
@@ -331,6 +281,11 @@ class _Binder:
             if bad.any():
                 self._fail(name, entity, rows, bad, "isn't an integer (declared `int`)",
                            model_made=model_made)
+        if "binary" in stmt.kinds:
+            bad = (rows != 0) & (rows != 1) & given
+            if bad.any():
+                self._fail(name, entity, rows, bad, "isn't 0 or 1 (declared `binary`)",
+                           model_made=model_made)
         for check in stmt.checks:
             if check.op == "in":
                 the_set = self.evaluator.set_of(check.operand, domain.frame)
@@ -342,19 +297,24 @@ class _Binder:
                              else "the set")
                     value = element_of(int(rows[tuple(v[0] for v in np.nonzero(bad))]))
                     self._fail(name, entity, rows, bad, f"is not in {where}", elem=True,
-                               model_made=model_made, hint=_text_or_number((value,), [the_set]))
+                               model_made=model_made, hint=text_or_number((value,), [the_set]))
                 continue
             if check.op in ("psd", "symmetric"):
                 whole = model_made is not None and bool(model_made.all())
                 self._check_matrix(stmt, entity, rows, check.op, _made_by(stmt) if whole else None)
                 continue
-            bound = self.evaluator.number(check.operand, domain.frame)
-            limit = self._per_entry(bound, domain, check.operand, False, "the check's bound")
-            test = {">=": np.less, "<=": np.greater, ">": np.less_equal, "<": np.greater_equal}
+            if entity.elem:  # `param t in NODES, <> s;`: elements compare as keys
+                bound = self.evaluator.value(check.operand, domain.frame)
+            else:
+                bound = self.evaluator.number(check.operand, domain.frame)
+            limit = self._per_entry(bound, domain, check.operand, entity.elem,
+                                    "the check's bound")
+            test = {">=": np.less, "<=": np.greater, ">": np.less_equal, "<": np.greater_equal,
+                    "!=": np.equal}
             bad = test[check.op](rows, limit) & given
             if bad.any():
                 self._fail(name, entity, rows, bad, f"breaks `{check.op} {{limit}}`", limit,
-                           model_made=model_made)
+                           elem=entity.elem, model_made=model_made)
 
     def _fail(self, name, entity, rows, bad, what, limit=None, elem=False,
               model_made=None, hint=None) -> None:
@@ -362,7 +322,8 @@ class _Binder:
         value = rows[scenario, entry]
         shown = repr(element_of(int(value))) if elem else f"{value:g}"
         if limit is not None:  # the bound this entry breaks (bounds may differ per entry)
-            what = what.replace("{limit}", f"{np.broadcast_to(limit, rows.shape[1:])[entry]:g}")
+            bound = np.broadcast_to(limit, rows.shape[1:])[entry]
+            what = what.replace("{limit}", repr(element_of(int(bound))) if elem else f"{bound:g}")
         where = entity.entry_label(entry)
         if rows.shape[0] > 1:
             where += f" in scenario {scenario}"
@@ -406,28 +367,6 @@ class _Binder:
         raise self.source.error(message, stmt.name)
 
 
-def _text_or_number(values: tuple, parents: list) -> str | None:
-    """A hint when an element missed its set only by being text, "1", where the set holds the
-    number 1 (or the other way round): JSON keys are always text, so the two get mixed up."""
-    for value in values:
-        twin = None
-        if isinstance(value, str) and re.fullmatch(r"-?\d+", value.strip()):
-            twin = int(value)
-        elif isinstance(value, int):
-            twin = str(value)
-        if twin is None:
-            continue
-        for parent in parents:
-            if isinstance(parent, SetValue) and parent.dim == 1 and (
-                parent.position(np.array([[key_of(twin)]])) >= 0
-            ).all():
-                if isinstance(value, str):
-                    return (f'"{value}" is text, but the set holds the number {twin}: write it '
-                            "without quotes")
-                return f'{value} is a number, but the set holds the text "{twin}": quote it'
-    return None
-
-
 def _made_by(stmt: ast.ParamDecl) -> ast.Expr:
     """The expression a param's model-made values come from: its formula, else its default."""
     return stmt.value if stmt.value is not None else stmt.default
@@ -443,10 +382,3 @@ def _within_psd(sym: np.ndarray, slack: float) -> bool:
     except np.linalg.LinAlgError:
         return False
     return True
-
-
-def _product_factors(node: ast.Expr) -> list[ast.Expr]:
-    """`A * B * C` -> [A, B, C]; anything else is one factor."""
-    if isinstance(node, ast.BinOp) and node.op == "*":
-        return _product_factors(node.left) + _product_factors(node.right)
-    return [node]

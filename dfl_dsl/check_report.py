@@ -70,9 +70,20 @@ def _sets(model, inst: Instance | None) -> Table | None:
             parts.append("= " + _snippet(decl.value, source))
         if decl.within is not None:
             parts.append("within " + _snippet(decl.within, source))
-        size = str(inst.sets[s.name].n) if inst is not None else "from data"
-        table.add_row(s.name, " ".join(parts) or "from data", str(s.dim or 1), size)
+        parts += [decl.order] if decl.order else []
+        table.add_row(s.name + _index_text(decl.index, source), " ".join(parts) or "from data",
+                      str(s.dim or 1), _set_size(s.name, inst))
     return table
+
+
+def _set_size(name: str, inst: Instance | None) -> str:
+    """A set's size; an indexed set's members in all, and how many sets hold them."""
+    if inst is None:
+        return "from data"
+    family = inst.ctx.families.get(name)
+    if family is not None:
+        return f"{len(family.keys)} in {family.domain.n} sets"
+    return str(inst.sets[name].n)
 
 
 def _params(model, inst: Instance | None) -> Table | None:

@@ -336,8 +336,9 @@ def train(
     ] = None,
     test_file: Annotated[Path | None, typer.Option("--test", help="Test file (.npz).")] = None,
     loss: Annotated[str, typer.Option(
-        help="spo+ | pfyl | dpo | dbb | nce | imle | aimle | mse; for `uncertain` params: "
-        "gen-dfl | nll | mse | spo+. Each loss's settings: below.")] = "spo+",
+        help="spo+ | pfyl | dpo | dbb | nce | imle | aimle | listwise | pairwise | pointwise "
+        "| mse; for `uncertain` params: gen-dfl | nll | mse | spo+. Each loss's settings: "
+        "below.")] = "spo+",
     predictor: Annotated[str, typer.Option(help="linear | mlp")] = "linear",
     epochs: Annotated[int, typer.Option(help="Passes over the training set.")] = 10,
     batch_size: Annotated[int, typer.Option("--batch-size", help="Samples per step.")] = 32,
@@ -416,7 +417,8 @@ def evaluate(
 @guarded
 def generate(
     problem: Annotated[
-        str, typer.Argument(help="shortest_path | knapsack | portfolio | energy | portfolio_cvar")
+        str, typer.Argument(help="shortest_path | knapsack | portfolio | energy | portfolio_cvar"
+                                 " | shortest_path_cvar")
     ],
     out_file: Annotated[Path, typer.Option("--out", help="Training file to write (.npz).")],
     instance: Annotated[
@@ -427,7 +429,7 @@ def generate(
     deg: Annotated[int, typer.Option(help="Polynomial degree of the true mapping.")] = 1,
     noise: Annotated[float, typer.Option(help="Noise half-width (level for portfolio).")] = 0.0,
     seed: Annotated[int, typer.Option(help="Random seed (PyEPO's default 135).")] = 135,
-    grid: Annotated[str, typer.Option(help="shortest_path: ROWSxCOLS.")] = "5x5",
+    grid: Annotated[str, typer.Option(help="shortest_path(_cvar): ROWSxCOLS.")] = "5x5",
     items: Annotated[int, typer.Option(help="knapsack: items.")] = 32,
     dims: Annotated[int, typer.Option(help="knapsack: capacity dimensions.")] = 2,
     assets: Annotated[int, typer.Option(help="portfolio: assets.")] = 50,

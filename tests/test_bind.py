@@ -234,3 +234,30 @@ def test_a_model_bound_without_any_data_is_told_to_get_some():
         dfl.parse("set I; var x{I} >= 0;", "m.opt").bind(None)
     assert info.value.message == "set `I` has no value: no data file was given"
     assert info.value.filename == "m.opt" and "--data" in info.value.hint
+
+
+# ---------------------------------------------------------------------- AMPL's param attributes
+def test_symbolic_params_and_a_differs_from_check() -> None:
+    inst = bind("set NODES; param s symbolic in NODES; param t in NODES, <> s;\n"
+                "param label symbolic default \"none\";",
+                {"NODES": ["a", "b"], "s": "a", "t": "b"})
+    assert element_of(int(inst.entity("t").array())) == "b"
+    assert element_of(int(inst.entity("label").array())) == "none"
+    with pytest.raises(DataError, match=r"param `t`: value 'a' breaks `!= 'a'`"):
+        bind("set NODES; param s symbolic in NODES; param t in NODES, <> s;",
+             {"NODES": ["a", "b"], "s": "a", "t": "a"})
+
+
+def test_a_number_differs_from_check() -> None:
+    with pytest.raises(DataError, match=r"param `d`\[2\]: value 0 breaks `!= 0`"):
+        bind("set I; param d{I} <> 0;", {"I": [1, 2], "d": [3, 0]})
+
+
+def test_integer_and_binary_params() -> None:
+    inst = bind("set I; param n integer, >= 0; param b{I} binary, default 0;",
+                {"I": [1, 2], "n": 3, "b": {"2": 1}})
+    assert inst.entity("b").array().tolist() == [0, 1]
+    with pytest.raises(DataError, match=r"`b`\[1\]: value 2 isn't 0 or 1 \(declared `binary`\)"):
+        bind("set I; param b{I} binary;", {"I": [1], "b": [2]})
+    with pytest.raises(DataError, match="isn't an integer"):
+        bind("param n integer;", {"n": 2.5})

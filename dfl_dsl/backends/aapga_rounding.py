@@ -13,6 +13,8 @@ not the matrix's; only a fill that runs out of support items looks at every item
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from ..compile.scm import SCMForm
@@ -32,7 +34,7 @@ def _pipage(x: np.ndarray, group: np.ndarray, rng: np.random.Generator,
     key = (np.arange(B)[:, None] * (int(group.max(initial=0)) + 1) + group[None, :]).ravel()
     frac = np.nonzero((flat > 1e-9) & (flat < 1 - 1e-9))[0]
     while len(frac) >= 2:
-        f = frac[np.lexsort((rng.random(len(frac)), key[frac]))]  # shuffled within each key
+        f = frac[np.argsort(key[frac] + rng.random(len(frac)))]  # shuffled within each key
         k = key[f]
         starts = np.flatnonzero(np.diff(k, prepend=-1))
         rank = np.arange(len(f)) - np.repeat(starts, np.diff(starts, append=len(f)))
@@ -74,18 +76,6 @@ def _gains(form: SCMForm, t: np.ndarray, cols: np.ndarray, sign: float = 1.0) ->
     return total[:, ends] - total[:, ends - np.diff(ends, prepend=0)] + sign * form.g[cols]
 
 
-def _room(form: SCMForm, x: np.ndarray, items: np.ndarray) -> np.ndarray:
-    """Which of `items` can still be added without breaking the constraints."""
-    free = (x[items] < 0.5) & (form.upper[items] > 0.5)
-    if form.kind in ("cardinality", "knapsack"):
-        spare = form.budget - float(np.where(x > 0.5, form.cost, 0.0).sum())
-        return free & (form.cost[items] <= spare + 1e-9)
-    if form.kind == "partition":
-        g = form.groups[items]
-        return free & (_group_use(form, x)[g] < _group_caps(form)[g])
-    return free
-
-
 def _group_use(form: SCMForm, x: np.ndarray) -> np.ndarray:
     """Items chosen per partition group; the last entry counts the items in no group."""
     G = len(form.group_caps)
@@ -111,6 +101,32 @@ def _swap_fits(form: SCMForm, x: np.ndarray, out: np.ndarray, into: np.ndarray) 
     return np.ones((len(out), len(into)), dtype=bool)
 
 
+class _Room:
+    """Which items still fit, kept up to date pick by pick (re-deriving it from x took nine
+    numpy calls a pick, half of a fill's step)."""
+
+    def __init__(self, form: SCMForm, x: np.ndarray) -> None:
+        self.form = form
+        self.free = (x < 0.5) & (form.upper > 0.5)
+        self.used = float(np.where(x > 0.5, form.cost, 0.0).sum())
+        self.group = np.where(form.groups >= 0, form.groups, len(form.group_caps))
+        self.count = _group_use(form, x)
+        self.caps = _group_caps(form)[self.group]
+
+    def mask(self) -> np.ndarray:
+        form = self.form
+        if form.kind in ("cardinality", "knapsack"):
+            return self.free & (form.cost <= form.budget - self.used + 1e-9)
+        if form.kind == "partition":
+            return self.free & (self.count[self.group] < self.caps)
+        return self.free
+
+    def take(self, i: int) -> None:
+        self.free[i] = False
+        self.used += self.form.cost[i]
+        self.count[self.group[i]] += 1
+
+
 def _fill(form: SCMForm, x: np.ndarray) -> np.ndarray:
     """Greedy fill of the remaining room (by gain per cost for a knapsack). Each nonzero a_ri
     keeps its share w_r (φ(t_r + a_ri) − φ(t_r)) of item i's gain; after a pick only the shares
@@ -118,7 +134,8 @@ def _fill(form: SCMForm, x: np.ndarray) -> np.ndarray:
     step costs the nonzeros in those rows, with no per-item work."""
     x = x.copy()
     n = form.n
-    if not _room(form, x, np.arange(n)).any():
+    room = _Room(form, x)
+    if not room.mask().any():
         return x
     rows, data, ends = form.nonzeros(np.arange(n))
     begins = ends - np.diff(ends, prepend=0)
@@ -126,36 +143,71 @@ def _fill(form: SCMForm, x: np.ndarray) -> np.ndarray:
     t = _rows_of(form, x)
     share = _shares(form, t, rows, data)
     gain = np.bincount(owner, weights=share, minlength=n) + form.g
-    ratio = form.cost if form.kind == "knapsack" else np.ones(n)
     hit = np.zeros(len(t), dtype=bool)
     while True:
-        room = _room(form, x, np.arange(n))
-        best = int(np.argmax(np.where(room, gain / ratio, -np.inf)))
-        if not room[best] or gain[best] <= 1e-12:
+        fits = room.mask()
+        score = gain / form.cost if form.kind == "knapsack" else gain
+        best = int(np.argmax(np.where(fits, score, -np.inf)))
+        if not fits[best] or gain[best] <= 1e-12:
             return x
         x[best] = 1.0
+        room.take(best)
         picked = slice(begins[best], ends[best])
-        t[rows[picked]] += data[picked]
-        hit[rows[picked]] = True
-        touched = np.nonzero(hit[rows])[0]
-        hit[rows[picked]] = False
+        r = rows[picked]
+        t[r] += data[picked]
+        hit[r] = True
+        touched = np.flatnonzero(hit[rows])
+        hit[r] = False
         new = _shares(form, t, rows[touched], data[touched])
         gain += np.bincount(owner[touched], weights=new - share[touched], minlength=n)
         share[touched] = new
 
 
-def _swap_change(form: SCMForm, t: np.ndarray, out: np.ndarray, into: np.ndarray,
-                 gain: np.ndarray) -> np.ndarray:
-    """(len(out), len(into)): F(S − a + b) − F(S) for a in `out` ⊆ S, b in `into` (whose
-    gains F(S + b) − F(S) are `gain`), t = Ax + b at S. It is the loss of a plus the gain of
-    b, corrected on the rows a and b share; those pairs of nonzeros are found by a join on the
-    row (the nonzeros of `out` grouped by row), so a pass costs the shared rows, not |out|
-    copies of t."""
-    change = _gains(form, t, out, -1.0)[0][:, None] + gain[None, :]
-    rows_a, data_a, ends_a = form.nonzeros(out)
-    rows_b, data_b, ends_b = form.nonzeros(into)
-    owner_a = np.repeat(np.arange(len(out)), np.diff(ends_a, prepend=0))
-    owner_b = np.repeat(np.arange(len(into)), np.diff(ends_b, prepend=0))
+class _Columns:
+    """The form's nonzeros as stored, column after column, with each one's column: the swap
+    passes pick the nonzeros of a set of items by a mask over them (two calls) instead of
+    gathering each item's run (ten)."""
+
+    def __init__(self, form: SCMForm) -> None:
+        self.rows, self.data, ends = form.nonzeros(np.arange(form.n))
+        self.owner = np.repeat(np.arange(form.n), np.diff(ends, prepend=0))
+
+
+class _Scores(NamedTuple):
+    """A set S (`inside`, its mask) and, at S: t = Ax + b, each nonzero's share of its item's
+    gain F(S + i) − F(S) or, for the items of S, loss F(S − i) − F(S), and those per item."""
+
+    inside: np.ndarray
+    t: np.ndarray
+    share: np.ndarray
+    gain: np.ndarray
+
+
+def _scores(form: SCMForm, cols: _Columns, x: np.ndarray) -> _Scores:
+    """Every item's gain or loss at the set x in one pass over the nonzeros."""
+    inside = x > 0.5
+    held = inside[cols.owner]
+    t = form.b + np.bincount(cols.rows[held], weights=cols.data[held], minlength=len(form.b))
+    share = _shares(form, t, cols.rows, np.where(held, -cols.data, cols.data))
+    gain = np.bincount(cols.owner, weights=share, minlength=form.n) + np.where(inside, -form.g,
+                                                                               form.g)
+    return _Scores(inside, t, share, gain)
+
+
+def _swap_change(form: SCMForm, cols: _Columns, at: _Scores, out: np.ndarray,
+                 into: np.ndarray) -> np.ndarray:
+    """(len(out), len(into)): F(S − a + b) − F(S) for a in `out` = S, b in `into`, from the
+    scores `at` S. It is the loss of a plus the gain of b, corrected on the rows a and b
+    share; those pairs of nonzeros are found by a join on the row (the nonzeros of `out`
+    grouped by row), so a pass costs the shared rows, not |out| copies of t."""
+    t, share = at.t, at.share
+    change = at.gain[out][:, None] + at.gain[into][None, :]
+    held = at.inside[cols.owner]
+    rows_a, data_a, owner_a = cols.rows[held], cols.data[held], cols.owner[held]
+    wanted = np.zeros(form.n, dtype=bool)
+    wanted[into] = True
+    picked = wanted[cols.owner]
+    rows_b, data_b, owner_b = cols.rows[picked], cols.data[picked], cols.owner[picked]
     by_row = np.argsort(rows_a, kind="stable")
     count = np.bincount(rows_a, minlength=len(t))
     first = np.cumsum(count) - count
@@ -166,8 +218,10 @@ def _swap_change(form: SCMForm, t: np.ndarray, out: np.ndarray, into: np.ndarray
     # [φ(t − a + b) − φ(t − a)] − [φ(t + b) − φ(t)]: b's share once a has left, less its share
     without = t[r] - data_a[pair_a]
     both = ((form.atoms(without + data_b[pair_b], r) - form.atoms(without, r)) * form.w[r]
-            - _shares(form, t, rows_b, data_b)[pair_b])
-    pair = owner_a[pair_a] * len(into) + owner_b[pair_b]
+            - share[picked][pair_b])
+    position = np.zeros(form.n, dtype=np.int64)
+    position[out], position[into] = np.arange(len(out)), np.arange(len(into))
+    pair = position[owner_a[pair_a]] * len(into) + position[owner_b[pair_b]]
     return change + np.bincount(pair, weights=both, minlength=change.size).reshape(change.shape)
 
 
@@ -200,21 +254,22 @@ def _swap(form: SCMForm, x: np.ndarray, max_swaps: int) -> np.ndarray:
     """Improving 1-swaps — every (chosen item out, candidate in) pair scored exactly in one
     vectorized pass, then the best ones that don't interact made together — until none
     improves or `max_swaps` passes. Candidates: the 2|chosen| items of largest marginal gain,
-    which keeps a pass at |chosen|² pairs however many items there are."""
+    which keeps a pass at |chosen|² pairs however many items there are. One pass over the
+    nonzeros gives every item's gain (outside the set) or loss (inside) at once."""
     x = x.copy()
     tol = 1e-12 * max(1.0, abs(float(form.value(x)[0])))
+    cols = _Columns(form)
+    live = form.upper > 0.5
     for _ in range(max_swaps):
-        chosen = np.nonzero(x > 0.5)[0]
-        into = np.nonzero((x < 0.5) & (form.upper > 0.5))[0]
+        at = _scores(form, cols, x)
+        chosen = np.flatnonzero(at.inside)
+        into = np.flatnonzero(~at.inside & live)
         if not len(chosen) or not len(into):
             break
-        t = _rows_of(form, x)
-        gain = _gains(form, t, into)[0]
         if len(into) > 2 * len(chosen):
-            best = np.argpartition(-gain, 2 * len(chosen))[: 2 * len(chosen)]
-            into, gain = into[best], gain[best]
+            into = into[np.argpartition(-at.gain[into], 2 * len(chosen))[: 2 * len(chosen)]]
         change = np.where(_swap_fits(form, x, chosen, into),
-                          _swap_change(form, t, chosen, into, gain), -np.inf)
+                          _swap_change(form, cols, at, chosen, into), -np.inf)
         if not _apply_swaps(form, x, change, chosen, into, tol):
             break
     return x
@@ -267,6 +322,6 @@ def round_solution(form: SCMForm, frac: np.ndarray, *, roundings: int = 8,
     filled = [_fill(sub, start) for start in (best, np.zeros(sub.n))]
     x = np.zeros(form.n)
     x[pool] = _swap(sub, filled[int(np.argmax(sub.value(np.stack(filled))))], max_swaps)
-    if _room(form, x, np.arange(form.n)).any():  # the support ran out of items that fit
+    if _Room(form, x).mask().any():  # the support ran out of items that fit
         x = _fill(form, x)
     return x, float(form.value(x)[0])

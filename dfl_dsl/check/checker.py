@@ -10,11 +10,12 @@ from .. import ast
 from ..errors import DflError
 from .expressions import ExpressionRules
 from .info import Info
+from .sets import SetRules
 from .statements import StatementRules
 from .symbols import Symbol
 
 
-class Checker(StatementRules, ExpressionRules):
+class Checker(StatementRules, SetRules, ExpressionRules):
     def __init__(self, model: ast.Model) -> None:
         self.model = model
         self.symbols: dict[str, Symbol] = {}

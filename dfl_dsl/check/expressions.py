@@ -8,6 +8,7 @@ from ..atoms.base import AtomError
 from ..atoms.registry import FUNCTIONS
 from ..atoms.shapes import broadcast, definitely_different, fmt
 from ..errors import DflError, did_you_mean
+from ..evaluate.ordered import SET_FUNCTIONS
 from .combine import (
     Scope,
     combine,
@@ -49,6 +50,9 @@ class ExpressionRules:
             return scope[node.id].info
         symbol = self._lookup(node, scope)
         if isinstance(symbol, SetSymbol):
+            if symbol.index is not None:
+                raise DflError(f"the set `{node.id}` is indexed: write `{node.id}[...]`",
+                               node.pos, hint=f"declared on line {symbol.line}")
             return Info(kind="set", set_dim=symbol.dim, integer=symbol.integer, sign=Sign.UNKNOWN)
         if isinstance(symbol, Indexed):
             if symbol.kind == "expr" and symbol.index is not None:
@@ -96,6 +100,10 @@ class ExpressionRules:
         raise DflError(f"unknown name `{node.id}`", node.pos, hint=hint)
 
     def _e_Subscript(self, node: ast.Subscript, scope: Scope) -> Info:
+        if isinstance(node.base, ast.Name) and node.base.id not in scope:
+            symbol = self._lookup(node.base, scope)
+            if isinstance(symbol, SetSymbol):
+                return self._family(node, symbol, scope)
         args = [self.expr(a, scope) for a in node.args]
         for arg, info in zip(node.args, args, strict=True):
             if not info.is_data:
@@ -147,10 +155,12 @@ class ExpressionRules:
         return info.but(shape=tuple(reversed(info.shape)))
 
     def _e_Call(self, node: ast.Call, scope: Scope) -> Info:
+        if node.func in SET_FUNCTIONS:
+            return self._set_function(node, scope)
         atom = FUNCTIONS.get(node.func)
         if atom is None:
             declared = self.symbols.get(node.func)
-            hint = did_you_mean(node.func, FUNCTIONS)
+            hint = did_you_mean(node.func, [*FUNCTIONS, *SET_FUNCTIONS])
             if declared is not None and declared.kind in ("param", "var", "expr"):
                 hint = f"`{node.func}` is a {declared.kind}: index it with brackets, " \
                        f"`{node.func}[...]`"
@@ -167,10 +177,14 @@ class ExpressionRules:
     def _e_BinOp(self, node: ast.BinOp, scope: Scope) -> Info:
         left = self.expr(node.left, scope)
         right = self.expr(node.right, scope)
-        if node.op == "*" and left.kind == "set" and right.kind == "set":
+        if node.op in ("*", "cross") and left.kind == "set" and right.kind == "set":
             dims = (left.set_dim, right.set_dim)
             width = None if None in dims else dims[0] + dims[1]
-            return Info(kind="set", set_dim=width)
+            return Info(kind="set", set_dim=width, integer=left.integer and right.integer)
+        if node.op == "cross":
+            side = node.left if left.kind != "set" else node.right
+            raise DflError(f"`cross` is the product of sets, got {describe(self.info(side))}",
+                           side.pos, hint="`*` multiplies numbers")
         for side, info in ((node.left, left), (node.right, right)):
             if info.kind not in ("num", "elem"):
                 raise DflError(

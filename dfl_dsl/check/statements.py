@@ -11,7 +11,7 @@ from ..words import article
 from .combine import Scope, between, combine, describe, kind_of
 from .dcp import culprit, fits, flip, snippet
 from .info import Curv, Dim, Info, Sign
-from .symbols import Dummy, Indexed, SetSymbol, Symbol
+from .symbols import Dummy, Indexed, Symbol
 
 _DOMAINS = ("binary", "integer", "stiefel")
 
@@ -20,26 +20,6 @@ class StatementRules:
     """Mixed into `Checker`: one method per statement kind, and index sets."""
 
     # ------------------------------------------------------------------ statements
-    def _SetDecl(self, stmt: ast.SetDecl) -> None:
-        dim, integer = None, False  # a set of tuples says so with `within A * B` (or `= ...`)
-        for part in (stmt.within, stmt.value):
-            if part is None:
-                continue
-            info = self.expr(part, {})
-            if info.kind != "set":
-                raise DflError(f"expected a set here, got a {kind_of(info)}", part.pos)
-            if not info.is_data:
-                raise DflError("a set can't depend on variables or predicted params", part.pos)
-            if dim is not None and info.set_dim is not None and dim != info.set_dim:
-                raise DflError(
-                    f"`{stmt.name}` holds {info.set_dim}-tuples but is within a set of "
-                    f"{dim}-tuples",
-                    part.pos,
-                )
-            dim = info.set_dim if info.set_dim is not None else dim
-            integer = integer or info.integer
-        self.symbols[stmt.name] = SetSymbol(stmt.name, stmt, "set", dim=dim or 1, integer=integer)
-
     def _ParamDecl(self, stmt: ast.ParamDecl) -> None:
         scope, arity, shape = self._domain(stmt.index)
         kinds = set(stmt.kinds)
@@ -54,10 +34,19 @@ class StatementRules:
                 "computed with `=`: its values come from a model or the data",
                 stmt.value.pos,
             )
+        if "symbolic" in kinds and symbolic:
+            raise DflError("a predicted/uncertain param can't be `symbolic`", stmt.pos)
+        for check in stmt.checks if "symbolic" in kinds else ():
+            if check.op not in ("in", "!="):
+                raise DflError(f"`{check.op}` doesn't apply to a symbolic param", check.pos,
+                               hint="its values are elements: check them with `in SET` or "
+                                    "`<> e`")
         sign, element_kind = self._param_checks(stmt, scope, arity, shape, symbolic)
+        if "binary" in kinds:
+            sign = Sign.NONNEG
         element = Info(
-            kind=element_kind,
-            integer="int" in kinds,
+            kind="elem" if "symbolic" in kinds else element_kind,
+            integer=bool({"int", "binary"} & kinds),
             sign=sign,
             pdeg=1 if "predicted" in kinds else 0,
             udeg=1 if "uncertain" in kinds else 0,

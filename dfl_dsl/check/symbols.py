@@ -24,6 +24,8 @@ class Symbol:
 class SetSymbol(Symbol):
     dim: int | None = None  # tuple width; None until data says
     integer: bool = False  # elements known to be ints (a range)
+    index: ast.SetIndex | None = None  # `set S{I}`: one set per element of I, written S[i]
+    arity: int | None = 0  # subscripts an indexed set takes
 
 
 @dataclass

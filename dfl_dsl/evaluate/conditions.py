@@ -11,7 +11,7 @@ import scipy.sparse as sp
 from .. import ast
 from ..errors import DflError
 from .elements import ELEMENT_RANGE, STRING_BASE, SetValue, number_keys, whole_keys
-from .frame import Frame, RowRanges
+from .frame import Frame, RowRanges, RowSets
 from .nonlinear import NL
 from .sizes import check_count
 from .values import EvalError, Val, aligned_array, expand, flat_data, out_shape
@@ -64,6 +64,11 @@ class ConditionRules:
         element = self.value(node.element, frame)
         the_set = self.set_of(node.set, frame)
         keys = np.asarray(element.payload)
+        if isinstance(the_set, RowSets):
+            if element.kind != "elem":
+                keys = number_keys(keys)
+            keys = np.broadcast_to(keys, (frame.n,)).reshape(-1, 1)
+            return Val(the_set.contains(keys), True, (), "bool")
         if isinstance(the_set, RowRanges):
             keys = np.broadcast_to(keys, (frame.n,))
             inside = (keys >= the_set.lo) & (keys <= the_set.hi)
@@ -176,9 +181,9 @@ class ConditionRules:
     def _v_SetOp(self, node: ast.SetOp, frame: Frame) -> Val:
         left = self.set_of(node.left, frame)
         right = self.set_of(node.right, frame)
-        if isinstance(left, RowRanges) or isinstance(right, RowRanges):
+        if not isinstance(left, SetValue) or not isinstance(right, SetValue):
             raise DflError(
-                f"`{node.op}` of ranges that depend on dummies is not supported", node.pos
+                f"`{node.op}` of sets that depend on dummies is not supported", node.pos
             )
         if left.dim != right.dim:
             raise DflError(f"`{node.op}` of sets of different tuple widths", node.pos)
@@ -208,8 +213,8 @@ def _logical(fn, a: Val, b: Val, frame: Frame) -> Val:
 
 
 def cross(a: SetValue | RowRanges, b: SetValue | RowRanges) -> SetValue:
-    if isinstance(a, RowRanges) or isinstance(b, RowRanges):
-        raise EvalError("a cross product of ranges that depend on dummies is not supported")
+    if not isinstance(a, SetValue) or not isinstance(b, SetValue):
+        raise EvalError("a cross product of sets that depend on dummies is not supported")
     check_count(a.n * b.n, "this product")
     left = np.repeat(a.keys, b.n, axis=0)
     right = np.tile(b.keys, (a.n, 1))

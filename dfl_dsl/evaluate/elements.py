@@ -145,6 +145,7 @@ class SetValue:
 
     keys: np.ndarray
     name: str | None = None
+    circular: bool = False  # a `circular` set: `next` and `prev` wrap around
     _sorted: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
     _range_start: int | None | bool = field(default=False, repr=False)
 

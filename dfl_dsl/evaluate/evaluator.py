@@ -16,11 +16,13 @@ from .. import ast
 from ..atoms.registry import ATOMS
 from ..errors import DflError
 from .conditions import ConditionRules, cross
-from .elements import SetValue, intern, is_string_key
+from .elements import SetValue, intern, is_string_key, whole_keys
 from .entities import Domain, Entity
+from .families import SetFamily, collect
 from .frame import Frame, RowRanges, join
 from .macros import uncached_uses
 from .nonlinear import NL, AtomNode
+from .ordered import SET_FUNCTIONS, OrderedRules
 from .poly import Poly
 from .sizes import check_count
 from .subscripts import SubscriptRules
@@ -49,11 +51,12 @@ class Context:
     """What binding has produced so far: sets and entities, and the width of z = [x; θ]."""
 
     sets: dict[str, SetValue] = field(default_factory=dict)
+    families: dict[str, SetFamily] = field(default_factory=dict)  # indexed sets
     entities: dict[str, Entity] = field(default_factory=dict)
     width: int = 0
 
 
-class Evaluator(SubscriptRules, ConditionRules):
+class Evaluator(SubscriptRules, ConditionRules, OrderedRules):
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
         self._macros: dict[str, Val] = {}
@@ -140,14 +143,18 @@ class Evaluator(SubscriptRules, ConditionRules):
             return Domain(sets, frame, names, True)
         frame = self.index(index, root)
         components, names, dense = [], [], index.filter is None
+        dummies = set(index.dummies)
         for item in index.items:
-            the_set = self.set_of(item.set, root) if dense else None
+            # a set over an earlier dummy (`{s in S, t in s..n}`) is no one set: sparse
+            fixed = not any(isinstance(n, ast.Name) and n.id in dummies
+                            for n in ast.walk(item.set))
+            the_set = self.set_of(item.set, root) if fixed else None
             if not isinstance(the_set, SetValue):
                 dense = False
-            item_names = list(item.names) or [f"#{id(item)}:{k}" for k in range(the_set.dim)]
-            if the_set is not None and isinstance(the_set, SetValue):
+            width = the_set.dim if isinstance(the_set, SetValue) else 1
+            names.append(list(item.names) or [f"#{id(item)}:{k}" for k in range(width)])
+            if isinstance(the_set, SetValue):
                 components.append(the_set)
-            names.append(item_names)
         if len({n for ns in names for n in ns}) != sum(len(ns) for ns in names):
             dense = False  # a repeated dummy filters
         if dense and frame.n != math.prod(c.n for c in components):
@@ -167,6 +174,8 @@ class Evaluator(SubscriptRules, ConditionRules):
             return Val(column.keys, True, (), kind="elem")
         if node.id in self.ctx.sets:
             return Val(self.ctx.sets[node.id], kind="set")
+        if node.id in self.ctx.families:
+            raise EvalError(f"the set `{node.id}` is indexed: write `{node.id}[...]`")
         entity = self.ctx.entities.get(node.id)
         if entity is None:
             raise EvalError(f"`{node.id}` has no value here")
@@ -205,7 +214,7 @@ class Evaluator(SubscriptRules, ConditionRules):
     def _v_BinOp(self, node: ast.BinOp, frame: Frame) -> Val:
         left = self.value(node.left, frame)
         right = self.value(node.right, frame)
-        if node.op == "*" and left.kind == "set" and right.kind == "set":
+        if node.op in ("*", "cross") and left.kind == "set" and right.kind == "set":
             return Val(cross(left.payload, right.payload), kind="set")
         left = self._as_number(left, node.left)
         right = self._as_number(right, node.right)
@@ -305,7 +314,31 @@ class Evaluator(SubscriptRules, ConditionRules):
 
     # ------------------------------------------------------------------ atoms
     def _v_Call(self, node: ast.Call, frame: Frame) -> Val:
+        if node.func in SET_FUNCTIONS:
+            return self._set_call(node, frame)
         return ATOMS[node.func].evaluate(self, node, frame)
+
+    # ------------------------------------------------------------------ AMPL's set forms
+    def _v_SetOf(self, node: ast.SetOf, frame: Frame) -> Val:
+        child = self.index(node.index, frame)
+        parts = node.body.items if isinstance(node.body, ast.Tuple) else (node.body,)
+        columns = []
+        for part in parts:
+            v = self.value(part, child)
+            if v.symbolic or v.shape != ():
+                raise DflError("`setof` collects elements", part.pos)
+            keys = np.broadcast_to(np.asarray(v.payload), (child.n,))
+            if v.kind != "elem":
+                keys = whole_keys(keys)
+                if keys is None:
+                    raise DflError("`setof` collects elements: whole numbers or strings",
+                                   part.pos)
+            columns.append(keys.astype(np.int64))
+        table = np.stack(columns, axis=1) if columns else np.zeros((child.n, 0), np.int64)
+        return Val(collect(child, frame, table), frame.n > 1, (), "set")
+
+    def _v_Tuple(self, node: ast.Tuple, frame: Frame) -> Val:
+        raise EvalError("a tuple `(a, b)` can't be used here")
 
 
 # ---------------------------------------------------------------------- helpers

@@ -17,6 +17,7 @@ import numpy as np
 
 from .elements import SetValue, combine_columns
 from .sizes import check_count
+from .values import EvalError
 
 _bindings = itertools.count(1)
 
@@ -113,6 +114,39 @@ class Frame:
         return Frame(len(idx), columns, self.parent, parent_idx)
 
 
+@dataclass
+class RowSets:
+    """A set that differs per frame row (`S[i]` of an indexed set): row r's members are
+    `keys[begin[r]:end[r]]` (the rows of one table shared by all the sets)."""
+
+    keys: np.ndarray  # (m, dim)
+    begin: np.ndarray  # (n,)
+    end: np.ndarray  # (n,)
+
+    @property
+    def counts(self) -> np.ndarray:
+        return self.end - self.begin
+
+    @property
+    def dim(self) -> int:
+        return self.keys.shape[1]
+
+    def members(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every member of every row, row by row: (row of each, key table)."""
+        counts = self.counts
+        rows = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
+        offsets = np.arange(len(rows), dtype=np.int64) - np.repeat(np.cumsum(counts) - counts,
+                                                                   counts)
+        return rows, self.keys[np.repeat(self.begin, counts) + offsets]
+
+    def contains(self, keys: np.ndarray) -> np.ndarray:
+        """Whether row r's set holds `keys[r]` (one key tuple per row, (n, dim))."""
+        rows, members = self.members()
+        mine = np.concatenate([rows[:, None], members], axis=1)
+        theirs = np.concatenate([np.arange(len(keys), dtype=np.int64)[:, None], keys], axis=1)
+        return SetValue(mine).position(theirs) >= 0
+
+
 SetEvaluator = Callable[[object, Frame], "SetValue | RowRanges"]
 MaskEvaluator = Callable[[object, Frame], np.ndarray]
 
@@ -126,6 +160,8 @@ def join(parent: Frame, items, filter_, eval_set: SetEvaluator, eval_mask: MaskE
         bound = [k for k, name in enumerate(names) if frame.get(name) is not None]
         if isinstance(the_set, RowRanges):
             frame = _expand_ranges(frame, names[0], the_set, bool(bound))
+        elif isinstance(the_set, RowSets):
+            frame = _expand_sets(frame, names, the_set, bound)
         elif bound:
             frame = _join_pattern(frame, names, bound, the_set)
         else:
@@ -139,6 +175,23 @@ def join(parent: Frame, items, filter_, eval_set: SetEvaluator, eval_mask: MaskE
 
 def _width(the_set) -> int:
     return 1 if isinstance(the_set, RowRanges) else the_set.dim
+
+
+def _expand_sets(frame: Frame, names, sets: RowSets, bound: list[int]) -> Frame:
+    """`j in S[i]`: each row with the members of its own set (a filter where `j` is bound)."""
+    if bound:
+        if len(bound) != len(names):
+            raise EvalError("a tuple pattern over `S[i]` binds all its components or none")
+        keys = np.stack([frame.get(names[k]).keys for k in bound], axis=1)
+        return _extend(frame, np.nonzero(sets.contains(keys))[0], {})
+    check_count(int(sets.counts.sum(dtype=float)), "this index")
+    rows, members = sets.members()
+    keep = _alike(names, members)
+    new: dict[str, Column] = {}
+    for k, name in enumerate(names):
+        if name not in new:
+            new[name] = Column(members[keep, k])
+    return _extend(frame, rows[keep], new)
 
 
 def _extend(frame: Frame, rows: np.ndarray, new: dict[str, Column]) -> Frame:

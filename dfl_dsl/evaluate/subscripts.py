@@ -11,6 +11,7 @@ from .. import ast
 from ..errors import DflError
 from .elements import ELEMENT_RANGE, format_key, whole_keys
 from .entities import Entity
+from .families import SetFamily
 from .frame import Column, Frame
 from .poly import Poly
 from .values import EvalError, Val, flat_data, index_map
@@ -22,6 +23,8 @@ class SubscriptRules:
     # ------------------------------------------------------------------ subscripts
     def _v_Subscript(self, node: ast.Subscript, frame: Frame) -> Val:
         base = node.base
+        if isinstance(base, ast.Name) and base.id in self.ctx.families:
+            return self._member_set(self.ctx.families[base.id], node, frame)
         if isinstance(base, ast.Name) and frame.get(base.id) is None:
             entity = self.ctx.entities.get(base.id)
             if entity is not None and not entity.shape_style and entity.decl.index is not None:
@@ -93,6 +96,20 @@ class SubscriptRules:
             if not framed:
                 payload = payload[0]
         return Val(payload, framed, macro.shape, macro.kind)
+
+    def _member_set(self, family: SetFamily, node: ast.Subscript, frame: Frame) -> Val:
+        """`S[i]` of an indexed set: its member set for each frame row."""
+        cols, framed = self._key_columns(node.args, frame)
+        if len(cols) != family.domain.arity:
+            raise EvalError(f"`{family.name}` takes {family.domain.arity} subscript(s), got "
+                            f"{len(cols)}")
+        pos, complete = _positions(family.domain, cols, frame)
+        if not complete and np.any(pos < 0):
+            bad = int(np.nonzero(pos < 0)[0][0])
+            key = format_key([c.keys[bad] for c in cols])
+            raise EvalError(f"`{family.name}{key}` is outside the index set of "
+                            f"`{family.name}`")
+        return Val(family.members(pos, framed), framed, (), "set")
 
     def _slice(self, whole: Val, node: ast.Subscript, frame: Frame) -> Val:
         """numpy-style indexing with integers and `lo..hi` slices."""

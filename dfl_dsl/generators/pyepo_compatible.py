@@ -34,7 +34,7 @@ class GeneratedData:
         return {"features": self.features, **self.targets}
 
 
-def _check(deg: int, noise: float, **sizes: int) -> None:
+def check_args(deg: int, noise: float, **sizes: int) -> None:
     if int(deg) != deg or deg < 1:
         raise ValueError(f"deg must be a positive integer, got {deg}")
     if not np.isfinite(noise) or noise < 0:
@@ -73,32 +73,48 @@ def shortest_path(num_data: int = 1000, num_features: int = 5, grid: tuple[int, 
                   deg: int = 1, noise_width: float = 0.0, seed: int = 135,
                   param: str = "cost") -> GeneratedData:
     """c = [(Bx/√p + 3)^deg + 1] / 3.5^deg · ε, ε ~ U[1 - noise, 1 + noise] (PyEPO)."""
-    if len(grid) != 2:
-        raise ValueError(f"grid must be (rows, cols), got {grid}")
-    _check(deg, noise_width, num_data=num_data, num_features=num_features, grid_rows=grid[0],
-           grid_cols=grid[1])
-    if grid[0] * grid[1] < 2:  # no arcs: `cost` would have no entries, nothing to learn
-        raise ValueError(f"a {grid[0]}x{grid[1]} grid has no arcs; give at least 2 nodes")
-    d = (grid[0] - 1) * grid[1] + (grid[1] - 1) * grid[0]
+    check_grid(grid)
+    check_args(deg, noise_width, num_data=num_data, num_features=num_features)
+    d = len(grid_arcs(*grid))
     check_size(num_data, num_features + 2 * d)  # x, c and the noise
     rnd = np.random.RandomState(seed)
-    n, p = num_data, num_features
+    x, c = shortest_path_mean(rnd, num_data, num_features, d, deg)
+    c *= rnd.uniform(1 - noise_width, 1 + noise_width, (num_data, d))
+    return GeneratedData(x, {param: c.astype(np.float32)}, grid_instance(grid))
+
+
+def check_grid(grid: tuple[int, int]) -> None:
+    """(rows, cols), positive, with at least two nodes: with fewer there are no arcs and
+    nothing to learn."""
+    if len(grid) != 2:
+        raise ValueError(f"grid must be (rows, cols), got {grid}")
+    check_args(1, 0.0, grid_rows=grid[0], grid_cols=grid[1])
+    if grid[0] * grid[1] < 2:
+        raise ValueError(f"a {grid[0]}x{grid[1]} grid has no arcs; give at least 2 nodes")
+
+
+def grid_instance(grid: tuple[int, int]) -> dict:
+    """The shortest-path instance on a grid: nodes, PyEPO's arcs, top-left to bottom-right."""
+    nodes = list(range(grid[0] * grid[1]))
+    return {"NODES": nodes, "ARCS": [list(a) for a in grid_arcs(*grid)],
+            "source": 0, "sink": nodes[-1]}
+
+
+def shortest_path_mean(rnd: np.random.RandomState, n: int, p: int, d: int, deg: int
+                       ) -> tuple[np.ndarray, np.ndarray]:
+    """PyEPO's shortest-path draws, in its order: features x (n × p) and the noise-free arc
+    costs [(Bx/√p + 3)^deg + 1] / 3.5^deg (n × d), the mean of the multiplicative noise."""
     B = rnd.binomial(1, 0.5, (d, p))
     x = rnd.normal(0, 1, (n, p))
     c = (x @ B.T / np.sqrt(p) + 3) ** deg + 1
-    c /= 3.5**deg
-    c *= rnd.uniform(1 - noise_width, 1 + noise_width, (n, d))
-    nodes = list(range(grid[0] * grid[1]))
-    instance = {"NODES": nodes, "ARCS": [list(a) for a in grid_arcs(*grid)],
-                "source": 0, "sink": nodes[-1]}
-    return GeneratedData(x, {param: c.astype(np.float32)}, instance)
+    return x, c / 3.5**deg
 
 
 def knapsack(num_data: int = 1000, num_features: int = 5, num_items: int = 32, dim: int = 2,
              deg: int = 1, noise_width: float = 0.0, seed: int = 135, capacity: float = 20.0,
              param: str = "value") -> GeneratedData:
     """weights ~ U{3.00..7.99}; values = ⌈5[(Bx/√p + 3)^deg + 1] / 3.5^deg · ε⌉ (PyEPO)."""
-    _check(deg, noise_width, num_data=num_data, num_features=num_features, num_items=num_items,
+    check_args(deg, noise_width, num_data=num_data, num_features=num_features, num_items=num_items,
            dim=dim)
     check_size(num_data, num_features + 2 * num_items)
     rnd = np.random.RandomState(seed)
@@ -132,7 +148,7 @@ def portfolio(num_data: int = 1000, num_features: int = 5, num_assets: int = 50,
     """r = (0.05 Bx/√p + 0.1^(1/deg))^deg + L f + 0.01 τ ε, Σ = L Lᵀ + (0.01 τ)² I (PyEPO);
     the risk budget is gamma × the average risk of the equal-weight portfolio, as in PyEPO's
     portfolio model."""
-    _check(deg, noise_level, num_data=num_data, num_features=num_features,
+    check_args(deg, noise_level, num_data=num_data, num_features=num_features,
            num_assets=num_assets)
     check_size(num_data, 2 * (num_features + num_assets))
     rnd = np.random.RandomState(seed)

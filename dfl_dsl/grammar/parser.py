@@ -52,6 +52,11 @@ def _pass_unit_rules_through(callbacks: dict) -> None:
             callbacks[rule] = itemgetter(0)
 
 
+# AMPL's spellings of a comparison, kept as the one the rest of the code knows
+_SAME_OP = {"=": "==", "<>": "!="}
+_ATTR_WORDS = {"value": "=", "within": "within", "order": "ordered", "dimen": "dimen"}
+
+
 def _pos(meta_or_token) -> ast.Pos:
     return ast.Pos(
         getattr(meta_or_token, "line", 0) or 0,
@@ -108,48 +113,67 @@ class _ToAst:
         return ast.ModelDecl(str(c[0]), pos=_pos(c[0]))
 
     def set_value(self, meta, c):
-        return ("value", c[0])
+        return ("value", c[1])
 
     def set_within(self, meta, c):
         return ("within", c[0])
 
+    def set_ordered(self, meta, c):
+        return ("order", str(c[0]))
+
+    def set_dimen(self, meta, c):
+        width = _number(c[1])
+        if not isinstance(width, int) or width < 1:
+            raise DflError("`dimen` takes a whole number >= 1", _pos(c[1]))
+        return ("dimen", width)
+
     def set_decl(self, meta, c):
-        attrs = dict(x for x in c[1:] if x is not None)
-        return ast.SetDecl(str(c[0]), attrs.get("value"), attrs.get("within"), pos=_pos(c[0]))
+        attrs: dict[str, object] = {}
+        for key, value in (x for x in c[2:] if x is not None):
+            if key in attrs:
+                raise DflError(f"set `{c[0]}` repeats `{_ATTR_WORDS[key]}`", _pos(c[0]))
+            attrs[key] = value
+        return ast.SetDecl(str(c[0]), attrs.get("value"), attrs.get("within"), index=c[1],
+                           order=attrs.get("order", ""), dimen=attrs.get("dimen"),
+                           pos=_pos(c[0]))
 
     def kind(self, meta, c):
-        return str(c[0])
-
-    def kinds(self, meta, c):
-        return ("kinds", tuple(c))
+        word = str(c[0])
+        return "int" if word == "integer" else word  # AMPL's spelling of the `int` kind
 
     def param_check(self, meta, c):
-        op = str(c[0])
+        op = {"<>": "!="}.get(str(c[0]), str(c[0]))
         operand = c[1] if len(c) > 1 else None
         return ast.ParamCheck(op, operand, pos=_pos(meta))
 
     def param_value(self, meta, c):
-        return ("default" if str(c[0]) == "default" else "value", c[1])
+        return ("default" if str(c[0]) == "default" else "value", c[1], _pos(c[0]))
+
+    def param_attrs(self, meta, c):
+        return [x for part in c for x in (part if isinstance(part, list) else [part])]
 
     def param_decl(self, meta, c):
-        name, index, rest = c[0], c[1], c[2:]
-        kinds: tuple[str, ...] = ()
+        name, index, attrs = c[0], c[1], c[2] or []
+        kinds: list[str] = []
         checks = []
-        value = default = None
-        for item in rest:
-            if item is None:
-                continue
+        values: dict[str, ast.Expr] = {}
+        for item in attrs:
             if isinstance(item, ast.ParamCheck):
                 checks.append(item)
-            elif item[0] == "kinds":
-                kinds = item[1]
-            elif item[0] == "value":
-                value = item[1]
+            elif isinstance(item, str):
+                kinds.append(item)
+            elif item[0] in values or (item[0] == "value" and "default" in values) or (
+                    item[0] == "default" and "value" in values):
+                raise DflError(f"param `{name}` has a value (`=`) or a `default` twice",
+                               item[2], hint="give either `= e` or `default e`, once")
             else:
-                default = item[1]
-        return ast.ParamDecl(
-            str(name), index, kinds, tuple(checks), value, default, pos=_pos(name)
-        )
+                values[item[0]] = item[1]
+        return ast.ParamDecl(str(name), index, tuple(kinds), tuple(checks),
+                             values.get("value"), values.get("default"), pos=_pos(name))
+
+    def param_decl_kind(self, meta, c):
+        """`param p : int ...;` (the `:` kinds of this language, before AMPL's attributes)."""
+        return self.param_decl(meta, [c[0], c[1], [c[2], *(c[3] or [])]])
 
     def var_binary(self, meta, c):
         return ast.VarAttr("binary", pos=_pos(meta))
@@ -170,7 +194,8 @@ class _ToAst:
         return ast.VarAttr("<=", (c[1],), pos=_pos(meta))
 
     def var_decl(self, meta, c):
-        return ast.VarDecl(str(c[0]), c[1], tuple(c[2:]), pos=_pos(c[0]))
+        return ast.VarDecl(str(c[0]), c[1], tuple(a for a in c[2:] if a is not None),
+                           pos=_pos(c[0]))
 
     def expr_decl(self, meta, c):
         return ast.ExprDecl(str(c[0]), c[1], c[3], pos=_pos(c[0]))
@@ -180,6 +205,10 @@ class _ToAst:
 
     def objective(self, meta, c):
         return ast.Objective(c[0], str(c[1]), c[2], pos=_pos(c[1]))
+
+    def check_stmt(self, meta, c):
+        name = str(c[1]) if c[1] is not None else f"#check:{c[0].line}:{c[0].column}"
+        return ast.Check(name, c[2], c[3], pos=_pos(c[1] if c[1] is not None else c[0]))
 
     def constraint(self, meta, c):
         if isinstance(c[0], Token) and c[0].type == "ST":
@@ -192,12 +221,15 @@ class _ToAst:
         rest = [x for x in c if not isinstance(x, ast.IndexItem)]
         return ast.SetIndex(items, rest[0] if rest else None, pos=_pos(meta))
 
-    def bind_one(self, meta, c):
-        return ast.IndexItem((str(c[0]),), c[2], pos=_pos(meta))
-
-    def bind_tuple(self, meta, c):
-        names = tuple(str(x) for x in c[:-2])
-        return ast.IndexItem(names, c[-1], pos=_pos(meta))
+    def bind_in(self, meta, c):
+        """`i in S` or `(i, j) in S`: the left side parsed as an expression, must be names."""
+        left = c[0]
+        parts = left.items if isinstance(left, ast.Tuple) else (left,)
+        for part in parts:
+            if not isinstance(part, ast.Name):
+                raise DflError("an index binds names here: `i in S` or `(i, j) in S`",
+                               part.pos, hint="to test a condition, put it after `:`")
+        return ast.IndexItem(tuple(p.id for p in parts), c[2], pos=_pos(meta))
 
     def bind_none(self, meta, c):
         return ast.IndexItem((), c[0], pos=_pos(meta))
@@ -222,13 +254,22 @@ class _ToAst:
         return str(c[0])
 
     def compare(self, meta, c):
-        return ast.Compare(tuple(c[1::2]), tuple(c[0::2]), pos=_pos(meta))
+        ops = tuple(_SAME_OP.get(op, op) for op in c[1::2])
+        return ast.Compare(ops, tuple(c[0::2]), pos=_pos(meta))
 
     def member(self, meta, c):
         return ast.Member(c[0], c[2], pos=_pos(meta))
 
     def set_op(self, meta, c):
         return ast.SetOp(str(c[1]), c[0], c[2], pos=_pos(meta))
+
+    def cross(self, meta, c):
+        """AMPL's `A cross B`: the product of sets, as `A * B` (the checker tells a `cross` of
+        numbers apart, to point at `*`)."""
+        return ast.BinOp("cross", c[0], c[2], pos=_pos(meta))
+
+    def tuple(self, meta, c):
+        return ast.Tuple(tuple(c), pos=_pos(meta))
 
     def range(self, meta, c):
         return ast.Range(c[0], c[1], pos=_pos(meta))
@@ -283,10 +324,25 @@ class _ToAst:
         return ast.Call(str(func), args, pos=_pos(meta))
 
     def reduction(self, meta, c):
+        if c[0] == "setof":
+            return ast.SetOf(c[1], c[2], pos=_pos(meta))
         return ast.Reduce(c[0], c[1], c[2], pos=_pos(meta))
 
     def set_literal(self, meta, c):
-        return ast.SetLiteral(tuple(c[0]) if c[0] is not None else (), pos=_pos(meta))
+        """`{1, "a"}` lists elements; AMPL's `{i in I : cond}`, `{(i, j) in A, t in T}` builds
+        a set from an index (as `setof{...}` of its dummies)."""
+        items = tuple(c[0]) if c[0] is not None else ()
+        if c[1] is None and not any(isinstance(x, ast.Member) for x in items):
+            return ast.SetLiteral(items, pos=_pos(meta))
+        for item in items:
+            if not isinstance(item, ast.Member):
+                raise DflError("a set built from an index binds every item: `{i in I, j in J "
+                               ": cond}`", item.pos, hint="a set literal lists elements only")
+        index = ast.SetIndex(tuple(self.bind_in(x.pos, [x.element, None, x.set])
+                                   for x in items), c[1], pos=_pos(meta))
+        names = [ast.Name(n, pos=item.pos) for item in index.items for n in item.names]
+        body = names[0] if len(names) == 1 else ast.Tuple(tuple(names), pos=_pos(meta))
+        return ast.SetOf(index, body, pos=_pos(meta))
 
     def args(self, meta, c):
         return list(c)

@@ -25,15 +25,15 @@ from ..errors import DflError, did_you_mean
 KEYWORDS = frozenset(
     "set param var minimize maximize subject to expr model in within binary integer int "
     "predicted uncertain psd default sum if then else and or not stiefel max min union diff "
-    "inter inf symmetric".split()
+    "inter inf symmetric subj check cross setof ordered circular dimen symbolic Infinity".split()
 )
 OPENERS = {"(": ")", "[": "]", "{": "}"}
 CLOSERS = {v: k for k, v in OPENERS.items()}
 # Statements start with these; none of them can continue an expression.
 STATEMENT_STARTS = frozenset("SET PARAM VAR EXPR MODEL MINIMIZE MAXIMIZE SUBJECT ST".split())
 # Tokens an expression can end with (for the "missing operator" hint).
-OPERAND_ENDS = frozenset("NAME NUMBER STRING INF RPAR RSQB RBRACE TRANSPOSE".split())
-OPERAND_STARTS = frozenset("NAME NUMBER STRING INF LPAR".split())
+OPERAND_ENDS = frozenset("NAME NUMBER STRING INF INFINITY RPAR RSQB RBRACE TRANSPOSE".split())
+OPERAND_STARTS = frozenset("NAME NUMBER STRING INF INFINITY LPAR".split())
 CHARACTER_HINTS = {
     "'": 'strings are written in double quotes: "GARY"',
     "&": "write `and`",
@@ -185,8 +185,6 @@ def _slip(ctx: Context) -> str | None:
     glued = last is not None and _order(_after(last)) == _order(_pos(token))
     if word == "=" and glued and str(last) == ":":
         return "write `=`, not `:=`"
-    if word == "=" and "EQ" in ctx.expected:
-        return "use `==` to compare"
     if token.type == "NAME" and word.lower() in ("st", "subjectto", "subject_to", "s_t"):
         return "a constraint starts with `subject to` or `s.t.`"
     misspelled = ctx.misspelled()  # `minimise`, `binery`, `predicte`
@@ -225,18 +223,6 @@ def _after_reducer(ctx: Context) -> DflError | None:
     return _reserved(last)  # nothing can follow it: a name, spelled as a keyword
 
 
-def _param_kind(ctx: Context) -> DflError | None:
-    """AMPL's `param T integer;`: here a param's kind follows a colon."""
-    word, statement = str(ctx.token), ctx.statement
-    if not (word in ("int", "integer", "predicted", "uncertain") and "COLON" in ctx.expected
-            and statement and str(statement[0]) == "param"):
-        return None
-    kind = "int" if word == "integer" else word
-    return DflError(f"unexpected `{word}`: a param's kind follows a `:`", _pos(ctx.token),
-                    hint=f"write `: {kind}` after the name and index, before any check: "
-                         f"`param {statement[1]}{{...}} : {kind} >= 0;`")
-
-
 def _var_domain(ctx: Context) -> DflError | None:
     if str(ctx.token) != "int" or "INTEGER" not in ctx.expected:
         return None
@@ -271,10 +257,6 @@ EXAMPLES: list[tuple[Handler, list[str]]] = [
     (_after_reducer, [f"minimize z: {op}{word}{tail};" for op in ("", *_OPERATORS)
                       for word in ("sum", "max", "min")
                       for tail in ("", "{i in I} x", "[i in I] x", " a", " 3", ' "a"', " inf")]),
-    # where a param's kind would go: after its name, index or a check
-    (_param_kind, [f"param T{head} {word};"
-                   for head in ("", "{I}", "[n]", " psd", " in I", *(f" >= {e}" for e in _ENDS))
-                   for word in ("int", "integer", "predicted", "uncertain")]),
     # where a variable's domain would go: after its name, index or a bound
     (_var_domain, [f"var x{head} int;" for head in (
         "", "{I}", "[n]", " binary", " in [0, 1]", *(f" >= {e}" for e in _ENDS))]),

@@ -85,6 +85,9 @@ LOSS_SETTINGS: dict[str, dict[str, object]] = {
              "task_loss": "l1", "seed": 135},
     "aimle": {"n_samples": 10, "sigma": 1.0, "kappa": 5.0, "two_sides": False,
               "task_loss": "l1", "seed": 135},
+    "listwise": dict(_POOL),
+    "pairwise": dict(_POOL),
+    "pointwise": dict(_POOL),
     "mse": {},
 }
 """loss -> {setting: its default}. A loss absent here (the generative losses) takes none."""

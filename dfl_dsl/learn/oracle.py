@@ -87,6 +87,13 @@ def training_form(inst) -> LinearForm:
     return form
 
 
+def pool_key(row: np.ndarray) -> bytes:
+    """A solution's key in the pool: rounded to 9 decimals, and -0.0 made 0.0 (a solver's
+    -0.0 has other bytes: the same solution would enter the pool twice and weigh double in
+    NCE's and the ranking losses' means)."""
+    return (np.round(row, 9) + 0.0).tobytes()
+
+
 class Oracle:
     """Batched argmin of ĉᵀw over the instance's feasible set, by the solver `method` names
     (module docstring). `processes > 1` spreads HiGHS's solves over worker processes (or Ray
@@ -204,7 +211,7 @@ class Oracle:
     def _remember(self, w: torch.Tensor) -> None:
         rows = np.unique(np.round(w.cpu().numpy(), 9), axis=0)
         for row in rows:
-            self.pool.setdefault(row.tobytes(), row)
+            self.pool.setdefault(pool_key(row), row)
 
     def solve_theta(self, theta: np.ndarray | torch.Tensor) -> Batch:
         """Decisions for predicted params θ (B, n_theta)."""
@@ -215,7 +222,7 @@ class Oracle:
     def seed_pool(self, solutions: np.ndarray) -> None:
         """Add known solutions (a training set's w*) to the pool."""
         for row in np.asarray(solutions):
-            self.pool.setdefault(np.round(row, 9).tobytes(), row)
+            self.pool.setdefault(pool_key(row), row)
 
     def pool_decisions(self, costs: torch.Tensor) -> torch.Tensor:
         """The pool's best solution for each cost vector (rows of `costs`, any leading axes):

@@ -282,7 +282,7 @@ def generate_command(problem: str, out_file: Path, instance: Path | None, *, num
                      features: int, deg: int, noise: float, seed: int, grid: str, items: int,
                      dims: int, assets: int, console: Console) -> None:
     args: dict = {"num_data": num_data, "num_features": features, "deg": deg, "seed": seed}
-    if problem == "shortest_path":
+    if problem in ("shortest_path", "shortest_path_cvar"):
         try:
             rows, cols = (int(v) for v in grid.lower().split("x"))
         except ValueError:

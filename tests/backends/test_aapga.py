@@ -12,11 +12,12 @@ from _helpers import expected, scm_forms, spec_dir
 
 import dfl_dsl as dfl
 from dfl_dsl.backends.aapga import _working_set, maximize_relaxation
+from dfl_dsl.backends.aapga_arrays import NumpyOps, TorchOps
 from dfl_dsl.backends.aapga_polytope import Polytope
 from dfl_dsl.backends.aapga_rounding import round_solution
 from dfl_dsl.compile.scm import SCMForm
 
-CPU = torch.device("cpu")
+TORCH_CPU = TorchOps(torch.device("cpu"))  # CUDA's code path, run on the CPU
 
 
 @pytest.mark.parametrize("which", range(3))
@@ -56,8 +57,8 @@ _CONSTRAINTS = [{"k": 5}, {"cost": np.random.default_rng(7).uniform(0.5, 1.5, 60
 @pytest.mark.parametrize("constraint", _CONSTRAINTS)
 def test_working_set_reaches_the_relaxation_over_every_item(constraint):
     form = _wide(**constraint)
-    grad = torch.as_tensor(np.random.default_rng(0).random((1, form.n)))
-    work = _working_set(form, Polytope(form, CPU), grad)
+    grad = np.random.default_rng(0).random((1, form.n))
+    work = _working_set(form, Polytope(form, NumpyOps()), grad)
     assert work is not None and len(work) < form.n // 2  # the ascent starts on a part
     screened = maximize_relaxation(form, rtol=1e-5)
     full = maximize_relaxation(form, rtol=1e-5, screen=False)
@@ -83,8 +84,8 @@ def test_steps_that_empty_a_sqrt_row_are_shortened(seed):
 
 def test_no_working_set_without_caps():
     form = _wide()
-    grad = torch.ones((1, form.n), dtype=torch.float64)
-    assert _working_set(form, Polytope(form, CPU), grad) is None
+    grad = np.ones((1, form.n))
+    assert _working_set(form, Polytope(form, NumpyOps()), grad) is None
 
 
 @pytest.mark.parametrize(("name", "share"), [("coverage", 0.97), ("coverage_knapsack", 0.95),
@@ -96,6 +97,18 @@ def test_spec_models_reach_their_share_of_greedy(name, share):
     assert sol.objective >= share * expected()[name]["greedy_objective"]
     assert sol.objective <= sol.extra["relaxation_bound"] + 1e-9
     assert 0.0 <= sol.gap < 0.05
+
+
+@pytest.mark.parametrize("constraint", _CONSTRAINTS)
+def test_torch_arrays_take_the_steps_numpy_takes(constraint):
+    """The ascent in torch (CUDA's code path), run on the CPU, against numpy's (the CPU's):
+    the same steps to the same point, a working set and every item at once."""
+    form = _wide(**constraint)
+    for screen in (True, False):
+        ours = maximize_relaxation(form, screen=screen)
+        theirs = maximize_relaxation(form, screen=screen, device=TORCH_CPU)
+        assert theirs[3] == ours[3] and theirs[1] == pytest.approx(ours[1], rel=1e-9)
+        assert np.allclose(theirs[0], ours[0], atol=1e-7)
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")

@@ -9,9 +9,11 @@ from _helpers import scm_forms
 
 from dfl_dsl.backends.aapga import maximize_relaxation
 from dfl_dsl.backends.aapga_rounding import (
+    _Columns,
     _fill,
     _gains,
     _pipage,
+    _scores,
     _swap,
     _swap_change,
     round_solution,
@@ -62,6 +64,8 @@ def test_gains_match_differences_of_values():
     down = np.array([form.value(np.where(cols == i, 0.0, x))[0] for i in cols]) - form.value(x)[0]
     assert np.allclose(_gains(form, t, cols)[0][x < 0.5], up[x < 0.5])
     assert np.allclose(_gains(form, t, cols, -1.0)[0][x > 0.5], down[x > 0.5])
+    at = _scores(form, _Columns(form), x)  # the swaps' one pass: gains outside, losses inside
+    assert np.allclose(at.t, t) and np.allclose(at.gain, np.where(x > 0.5, down, up))
 
 
 @pytest.mark.parametrize("which", range(3))
@@ -71,8 +75,8 @@ def test_swap_change_matches_differences_of_values(which):
     out, into = np.nonzero(x > 0.5)[0], np.nonzero(x < 0.5)[0]
     ref = np.array([[form.value(np.where(np.isin(np.arange(form.n), [a, b]), 1.0 - x, x))[0]
                      for b in into] for a in out]) - form.value(x)[0]
-    t = form.A @ x + form.b
-    assert np.allclose(_swap_change(form, t, out, into, _gains(form, t, into)[0]), ref)
+    cols = _Columns(form)
+    assert np.allclose(_swap_change(form, cols, _scores(form, cols, x), out, into), ref)
 
 
 @pytest.mark.parametrize("which", range(3))

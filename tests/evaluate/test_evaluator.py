@@ -462,3 +462,12 @@ def test_a_long_chain_of_exprs_evaluates_without_deep_recursion():
     lines += [f"expr e{k} = e{k - 1} + 1;" for k in range(1, 3000)]
     inst = bind("\n".join(lines + ["minimize f: e2999;"]))
     assert inst.solve("highs").objective == pytest.approx(2999.0)
+
+
+def test_a_declaration_index_over_a_range_of_an_earlier_dummy() -> None:
+    """`{s in 1..n, t in s..n}` has no one set per position: its entries are listed (sparse),
+    and an unnamed filtered item keeps its width (both failed before: `s` had no value)."""
+    inst = bind("param n; param p{s in 1..n, t in s..n} = 10 * s + t;\n"
+                     "set I; param q{I : 1 > 0} default 0;", {"n": 2, "I": [1]})
+    assert inst.entity("p").array().tolist() == [11, 12, 22]
+    assert inst.entity("q").array().tolist() == [0]

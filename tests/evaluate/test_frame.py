@@ -8,7 +8,7 @@ import pytest
 
 from dfl_dsl import ast
 from dfl_dsl.evaluate.elements import SetValue
-from dfl_dsl.evaluate.frame import Frame, RowRanges, join
+from dfl_dsl.evaluate.frame import Frame, RowRanges, RowSets, join
 
 
 def _item(names, set_name):
@@ -122,3 +122,30 @@ def test_repeated_new_name_in_a_pattern_picks_equal_components():
     sets["T"] = triples
     joined = _join(outer, [_item(["a", "w", "w"], "T")], sets)
     assert _rows(joined, ["a", "w"]) == [(1, 5), (1, 8), (2, 7)]
+
+
+def _member_sets(frame):
+    """Row r of the frame -> the members of S[r's i] (S = {10: [1, 2], 20: [], 30: [3]}),
+    as `S[i]` is evaluated: begin/end into one shared table."""
+    table = np.array([[1], [2], [3]])
+    begin = {10: 0, 20: 2, 30: 2}
+    end = {10: 2, 20: 2, 30: 3}
+    keys = frame.get("i").keys
+    return RowSets(table, np.array([begin[k] for k in keys]), np.array([end[k] for k in keys]))
+
+
+def test_member_sets_expand_each_row_by_its_own_set():
+    sets = {"I": SetValue(np.array([10, 20, 30])), "S": _member_sets}
+    outer = _join(Frame.root(), [_item(["i"], "I")], sets)
+    inner = _join(outer, [_item(["j"], "S")], sets)
+    loops = [(i, j) for i, js in ((10, [1, 2]), (20, []), (30, [3])) for j in js]
+    assert _rows(inner, ["i", "j"]) == loops
+    assert inner.starts().tolist() == [0, 2, 2, 3]
+
+
+def test_a_bound_dummy_over_member_sets_filters():
+    sets = {"I": SetValue(np.array([10, 20, 30])), "J": SetValue(np.array([1, 3])),
+            "S": _member_sets}
+    frame = _join(Frame.root(), [_item(["i"], "I"), _item(["j"], "J")], sets)
+    kept = _join(frame, [_item(["j"], "S")], sets)
+    assert _rows(kept, ["i", "j"]) == [(10, 1), (30, 3)]

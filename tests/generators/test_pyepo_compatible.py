@@ -135,7 +135,7 @@ def test_instances_bind_to_the_example_models():
 
 
 @pytest.mark.parametrize("name", ["shortest_path", "knapsack", "portfolio", "energy",
-                                  "portfolio_cvar"])
+                                  "portfolio_cvar", "shortest_path_cvar"])
 def test_a_data_set_beyond_the_size_cap_is_refused_before_allocating(name):
     with pytest.raises(ValueError, match="100,000,000,000 samples would have .* entries"):
         GENERATORS[name](num_data=10**11)

@@ -69,6 +69,10 @@ def sx(node: ast.Node | None) -> str:
         return f"(.. {sx(node.lo)} {sx(node.hi)})"
     if isinstance(node, ast.SetLiteral):
         return "{" + ", ".join(sx(e) for e in node.elements) + "}"
+    if isinstance(node, ast.Tuple):
+        return "(" + ", ".join(sx(e) for e in node.items) + ")"
+    if isinstance(node, ast.SetOf):
+        return f"(setof{sx(node.index)} {sx(node.body)})"
     raise AssertionError(f"unexpected node {node!r}")
 
 
@@ -180,16 +184,10 @@ def test_if_in_arithmetic_needs_parentheses() -> None:
     assert info.value.hint == "write `(if ... then ... else ...)`"
 
 
-@pytest.mark.parametrize(("text", "word", "hint"), [
-    ("param T integer > 0;", "integer", "write `: int`"),  # AMPL's spelling
-    ("set I; param c{I} predicted;", "predicted", "write `: predicted`"),  # not "reserved word"
-    ("set I; param c{I} >= 0 uncertain;", "uncertain", "before any check"),
-    ("var x{1..3} int >= 0;", "int", "write `integer`"),
-])
-def test_a_kind_or_domain_spelled_the_other_way_gets_a_hint(text, word, hint) -> None:
+def test_an_int_variable_gets_a_hint() -> None:
     with pytest.raises(DflError) as info:
-        parse(text)
-    assert f"unexpected `{word}`" in info.value.message and hint in info.value.hint
+        parse("var x{1..3} int >= 0;")
+    assert "unexpected `int`" in info.value.message and "write `integer`" in info.value.hint
 
 
 # ---------------------------------------------------------------------- indices
@@ -466,3 +464,90 @@ def test_a_literal_too_large_for_a_float_is_a_located_error(literal):
         parse(text, "m.opt")
     assert (info.value.pos.line, info.value.pos.column) == (2, 7)
     assert info.value.hint == "write `inf` for infinity"
+
+
+# ---------------------------------------------------------------------- AMPL's spellings
+@pytest.mark.parametrize(("text", "expected"), [
+    ("a = b", "(cmp a == b)"),
+    ("a <> b", "(cmp a != b)"),
+    ("a = b and c <> d", "(and (cmp a == b) (cmp c != d))"),
+    ("A cross B", "(cross A B)"),
+    ("A cross B union C", "(union (cross A B) C)"),  # `cross` binds tighter than `union`
+    ("A inter B cross C", "(inter A (cross B C))"),
+    ("setof{(i, j) in A} (j, i)", "(setof{(i, j) in A} (j, i))"),
+    ("setof{i in I : i > 1} i", "(setof{i in I : (cmp i > 1)} i)"),
+    ("(j, i) in PAIRS", "(in (j, i) PAIRS)"),
+    ("next(t, T, 2)", "next(t, T, 2)"),
+    ("S[i]", "S[i]"),
+    # a set built from an index is `setof` of its dummies; a literal stays a literal
+    ("{i in I : a[i] > 0}", "(setof{i in I : (cmp a[i] > 0)} i)"),
+    ("{(i, j) in A, t in T}", "(setof{(i, j) in A, t in T} (i, j, t))"),
+    ('{1, "a"}', '{1, "a"}'),
+    ("-Infinity + Infinity", "(+ -inf inf)"),  # AMPL's word for inf
+])
+def test_ampl_expression_forms(text, expected) -> None:
+    assert sx(body(text)) == expected
+
+
+def test_param_attributes_separated_by_commas_in_any_order() -> None:
+    (decl,) = parse("param p{I} integer, > 0, default 1;").statements
+    assert decl.kinds == ("int",) and [c.op for c in decl.checks] == [">"]
+    assert sx(decl.default) == "1"
+    (decl,) = parse("param t symbolic in NODES, <> s;").statements
+    assert decl.kinds == ("symbolic",) and [c.op for c in decl.checks] == ["in", "!="]
+    assert decl.is_element
+    (decl,) = parse("param c : int, predicted >= 0;").statements  # this language's `:` kinds
+    assert decl.kinds == ("int", "predicted") and [c.op for c in decl.checks] == [">="]
+    (decl,) = parse("param b{I} binary default 0;").statements
+    assert decl.kinds == ("binary",) and sx(decl.default) == "0"
+
+
+def test_a_param_value_ends_at_a_comma() -> None:
+    """`default a > b` is a comparison, so another attribute after a value needs the comma."""
+    (decl,) = parse("param p default 2, >= 0;").statements
+    assert sx(decl.default) == "2" and [c.op for c in decl.checks] == [">="]
+    with pytest.raises(DflError, match="a value .* or a `default` twice"):
+        parse("param p = 1, default 2;")
+
+
+def test_var_attributes_separated_by_commas() -> None:
+    (decl,) = parse("var x{J} >= 0, <= 10, integer;").statements
+    assert [a.kind for a in decl.attrs] == [">=", "<=", "integer"] and decl.domain == "integer"
+
+
+def test_set_declarations() -> None:
+    s, = parse("set S{i in I} within T ordered;").statements
+    assert sx(s.index) == "{i in I}" and sx(s.within) == "T" and s.order == "ordered"
+    s, = parse("set R circular, = 1..4;").statements
+    assert s.order == "circular" and sx(s.value) == "(.. 1 4)"
+    s, = parse("set ARCS dimen 2;").statements
+    assert s.dimen == 2
+    with pytest.raises(DflError, match="repeats `within`"):
+        parse("set S within A within B;")
+    with pytest.raises(DflError, match="`dimen` takes a whole number"):
+        parse("set S dimen 0;")
+
+
+@pytest.mark.parametrize("start", ["subject to", "subj to", "s.t."])
+def test_constraint_openers(start) -> None:
+    (c,) = parse(f"{start} c: x = 1;").statements
+    assert isinstance(c, ast.Constraint) and sx(c.body) == "(cmp x == 1)"
+
+
+def test_check_statements() -> None:
+    named, anonymous = parse("check positive{i in I}: a[i] >= 0;\ncheck: n > 0;").statements
+    assert isinstance(named, ast.Check) and named.name == "positive"
+    assert sx(named.index) == "{i in I}" and named.title == "check `positive`"
+    assert anonymous.index is None and anonymous.title == "the check on line 2"
+
+
+def test_a_set_from_an_index_binds_every_item() -> None:
+    with pytest.raises(DflError, match="binds every item") as info:
+        parse("set P = {1, i in I};")
+    assert info.value.pos.column == 10
+
+
+def test_an_index_binds_names_only() -> None:
+    with pytest.raises(DflError, match="an index binds names here") as info:
+        parse("minimize z: sum{a[i] in I} 1;")
+    assert (info.value.pos.line, info.value.pos.column) == (1, 17)

@@ -26,7 +26,6 @@ def test_a_spot_is_found_however_deep(depth):
 @pytest.mark.parametrize(("text", "message"), [
     ("var x int;", "an integer variable is declared `integer`"),
     ("var x foo;", "unexpected `foo`"),  # the same spot, another token: the generic message
-    ("param T >= 0 uncertain;", "a param's kind follows a `:`"),
     ("param a; var x; minimize z: x * not a;", "`not` can't appear here without parentheses"),
 ])
 def test_handlers_and_their_fallback(text, message):

@@ -52,6 +52,18 @@ def test_generate_writes_draws_per_sample(tmp_path):
     assert json.loads(instance.read_text()) == {"n": 3, "alpha": 0.9}
 
 
+def test_generate_shortest_path_scenarios(tmp_path):
+    """The Gen-DFL shortest-path task: draws of all 40 arc costs per sample, the grid and α."""
+    out, instance = tmp_path / "S.npz", tmp_path / "S.json"
+    result = runner.invoke(app, ["generate", "shortest_path_cvar", "--out", str(out),
+                                 "--instance", str(instance), "--num-data", "3", "--deg", "6",
+                                 "--noise", "0.5", "--grid", "3x3"])
+    assert result.exit_code == 0, result.output
+    assert np.load(out)["cost"].shape == (3, 64, 12)
+    written = json.loads(instance.read_text())
+    assert written["alpha"] == 0.9 and written["source"] == 0 and written["sink"] == 8
+
+
 @pytest.mark.parametrize("loss", ["gen-dfl", "nll", "mse", "spo+"])
 def test_train_one_epoch_prints_the_cvar_regret(files, loss):
     result = runner.invoke(app, [

@@ -247,7 +247,8 @@ def test_bad_options_are_refused(pick_min):
         DBB(pick_min, lambd=float("nan"))
     with pytest.raises(ValueError):
         NCE(pick_min, solve_ratio=2.0)
-    assert set(LOSSES) == {"spo+", "pfyl", "dpo", "dbb", "nce", "mse", "imle", "aimle"}
+    assert set(LOSSES) == {"spo+", "pfyl", "dpo", "dbb", "nce", "mse", "imle", "aimle",
+                           "listwise", "pairwise", "pointwise"}
 
 
 # ---------------------------------------------------------------------- gradcheck

@@ -177,3 +177,17 @@ def test_a_model_with_predicted_and_uncertain_params_says_so():
     with pytest.raises(DflError, match="both `predicted` and `uncertain` params") as info:
         Oracle(inst)
     assert info.value.filename == "m.opt" and "LP or MILP" not in str(info.value)
+
+
+def test_a_solution_enters_the_pool_once_whatever_the_sign_of_its_zeros(pick_min):
+    # a solver's -0.0 and 0.0 are the same solution; keyed by their bytes they were two, so
+    # a training set's solutions weighed double in NCE's mean (25 distinct shortest paths in
+    # 40 samples made a pool of 40)
+    from dfl_dsl.learn.losses import NCE
+    from dfl_dsl.learn.oracle import pool_key
+
+    assert pool_key(np.array([-0.0, 1.0, 0.0])) == pool_key(np.array([0.0, 1.0, -1e-12]))
+    loss_fn = NCE(pick_min)
+    loss_fn.seed_pool(np.array([[0.0, 1.0, 0.0], [-0.0, 1.0, -0.0]]))
+    loss_fn.oracle.decisions(torch.tensor([[1.0, 0.0, 1.0]]))  # w = e2 again
+    assert len(loss_fn.oracle.pool) == 1

@@ -153,6 +153,39 @@ def test_bad_scenario_settings_are_refused(portfolio, options, words):
         _scenario_trainer(portfolio[0], loss, **options)
 
 
+@pytest.mark.parametrize(("loss", "settings", "words"), [
+    ("gen-dfl", {"pool": 3}, "gen-dfl has no setting `pool`"),
+    ("gen-dfl", {"target": "truth"}, "target must be one of proxy, draws, observed"),
+    ("gen-dfl", {"solve_ratio": 1.5}, "solve_ratio must be a number in \\[0, 1\\]"),
+    ("gen-dfl", {"solve_ratio": True}, "solve_ratio must be a number"),
+    ("nll", {"target": "draws"}, "loss `nll` takes no loss settings"),
+])
+def test_bad_gen_dfl_settings_are_refused(portfolio, loss, settings, words):
+    with pytest.raises(DflError, match=words):
+        _scenario_trainer(portfolio[0], loss, loss_options=settings)
+
+
+def test_gen_dfl_targets_and_terms(portfolio):
+    """The target decision w* of each sample: under the true draws, the observed draw, or the
+    NLL fit's scenarios (the default); the β-weighted step is the sum of the two terms."""
+    inst, data = portfolio
+    for target, draws in (("draws", data.draws), ("observed", data.draws[:, :1])):
+        trainer = _scenario_trainer(inst, "gen-dfl", loss_options={"target": target})
+        want = trainer.oracle(draws.shape[1]).solve(draws, cold=True)
+        assert np.array_equal(trainer.gen_dfl_targets(data), want)
+    trainer = _scenario_trainer(inst, "gen-dfl", beta=4.0, pretrain_epochs=0,
+                                loss_options={"solve_ratio": 0.0})
+    x, y = trainer.init_model(data)
+    proxy = trainer.gen_dfl_targets(data)
+    assert proxy.shape == (24, 5) and np.allclose(proxy.sum(1), 1.0)
+    step = trainer._gen_dfl_setup(data)
+    idx = torch.arange(12)
+    dfl, nll = (t.detach() for t in trainer.gen_dfl_terms(idx, x[idx], y[idx]))
+    assert dfl > 0.0  # the flow's fresh scenarios make w* worse than another pool decision
+    # the Gen-DFL term is >= 0 (each w* is in the pool), so the step is at least the NLL
+    assert step(idx, x[idx], y[idx]).detach() >= nll
+
+
 @pytest.mark.parametrize("constraint", ["s.t. cover: x >= d;", "s.t. cap: sum(x) <= 2 * d[0];",
                                         "s.t. cap: d[1] <= sum(x);"],
                          ids=["body", "upper-bound", "lower-bound"])
@@ -196,3 +229,18 @@ def test_a_malformed_scenario_checkpoint_is_a_clear_error(scenario_trained, port
     corrupted(tmp_path / "gen.pt", change)
     with pytest.raises(DflError, match=message):
         ScenarioTrainer.from_checkpoint(tmp_path / "gen.pt", portfolio[0])
+
+
+def test_gen_dfl_with_beta_zero_is_the_two_stage_flow(portfolio):
+    """One optimizer and batch order run through pretraining and the Gen-DFL phase, so with
+    β = 0 gen-dfl trains the very weights `nll` does over as many epochs: any difference
+    between the two is the decision term's (a restarted Adam had moved the regret by itself)."""
+    inst, data = portfolio
+    nll = _scenario_trainer(inst, "nll", epochs=3, seed=5)
+    nll.fit(data)
+    gen = _scenario_trainer(inst, "gen-dfl", epochs=1, pretrain_epochs=2, beta=0.0, seed=5)
+    gen.fit(data)
+    for (name, a), b in zip(nll.model.state_dict().items(), gen.model.state_dict().values(),
+                            strict=True):
+        assert torch.equal(a, b), name
+    assert nll.risk_regret(data) == gen.risk_regret(data)

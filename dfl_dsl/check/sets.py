@@ -1,0 +1,131 @@
+"""The checker's rules for sets: set declarations (indexed `set S{I}`, `ordered`, `dimen`),
+AMPL's set expressions (`setof`, `cross`, `S[i]`), the functions of ordered sets (`first`,
+`next`, `ord`, `card`, ...) and `check` statements."""
+
+from __future__ import annotations
+
+from .. import ast
+from ..errors import DflError
+from ..evaluate.ordered import SET_FUNCTIONS
+from .combine import Scope, describe, kind_of
+from .info import Info, Sign
+from .symbols import SetSymbol, Symbol
+
+
+class SetRules:
+    """Mixed into `Checker`."""
+
+    # ------------------------------------------------------------------ statements
+    def _SetDecl(self, stmt: ast.SetDecl) -> None:
+        scope, arity = ({}, 0) if stmt.index is None else self._set_family(stmt.index)
+        dim, integer = stmt.dimen, False  # a set of tuples says so (`within A * B`, `dimen 2`)
+        for part in (stmt.within, stmt.value):
+            if part is None:
+                continue
+            info = self.expr(part, scope)
+            if info.kind != "set":
+                raise DflError(f"expected a set here, got a {kind_of(info)}", part.pos)
+            if not info.is_data:
+                raise DflError("a set can't depend on variables or predicted params", part.pos)
+            if dim is not None and info.set_dim is not None and dim != info.set_dim:
+                raise DflError(
+                    f"`{stmt.name}` holds {info.set_dim}-tuples but is "
+                    f"{'within a set of' if part is stmt.within else 'declared with'} "
+                    f"{dim}-tuples",
+                    part.pos,
+                )
+            dim = info.set_dim if info.set_dim is not None else dim
+            integer = integer or info.integer
+        self.symbols[stmt.name] = SetSymbol(stmt.name, stmt, "set", dim=dim or 1,
+                                            integer=integer, index=stmt.index, arity=arity)
+
+    def _set_family(self, index: ast.SetIndex) -> tuple[Scope, int | None]:
+        """`set S{I}`: the dummies its `=`/`within` may use, and the subscripts S[...] takes."""
+        scope = self.index(index, {})
+        arity: int | None = 0
+        for item in index.items:
+            width = len(item.names) if item.names else self.info(item.set).set_dim
+            arity = None if arity is None or width is None else arity + width
+        return scope, arity
+
+    def _Check(self, stmt: ast.Check) -> None:
+        scope = self.index(stmt.index, {}) if stmt.index is not None else {}
+        info = self.expr(stmt.cond, scope)
+        if info.kind != "bool":
+            raise DflError(f"a check needs a condition, got {describe(info)}", stmt.cond.pos,
+                           hint="write a comparison, e.g. `check{i in I}: a[i] >= 0;`")
+        if not info.is_data:
+            raise DflError("a check tests data, not variables or predicted params",
+                           stmt.cond.pos)
+        if not stmt.name.startswith("#"):
+            self.symbols[stmt.name] = Symbol(stmt.name, stmt, "check")
+
+    # ------------------------------------------------------------------ expressions
+    def _e_SetOf(self, node: ast.SetOf, scope: Scope) -> Info:
+        inner = self.index(node.index, scope)
+        parts = node.body.items if isinstance(node.body, ast.Tuple) else (node.body,)
+        integer = True
+        for part in parts:
+            info = self.expr(part, inner)
+            if not info.is_data or info.kind not in ("num", "elem") or info.shape != ():
+                raise DflError(f"`setof` collects elements, got {describe(info)}", part.pos)
+            integer = integer and info.integer
+        self.infos[id(node.body)] = Info(kind="elem")
+        return Info(kind="set", set_dim=len(parts), integer=integer)
+
+    def _e_Tuple(self, node: ast.Tuple, scope: Scope) -> Info:
+        raise DflError("a tuple `(a, b)` can't be used here", node.pos,
+                       hint="tuples are the body of `setof{...} (i, j)` and the left of "
+                            "`(i, j) in SET`")
+
+    def _family(self, node: ast.Subscript, symbol: SetSymbol, scope: Scope) -> Info:
+        """`S[i]`: one member set of an indexed set."""
+        if symbol.index is None:
+            raise DflError(f"the set `{symbol.name}` is not indexed, so it can't be subscripted",
+                           node.pos, hint=f"declare it `set {symbol.name}{{I}}` to have one "
+                                          "set per element of I")
+        if symbol.arity is not None and len(node.args) != symbol.arity:
+            raise DflError(f"`{symbol.name}` takes {symbol.arity} subscript"
+                           f"{'s' if symbol.arity != 1 else ''}, got {len(node.args)}",
+                           node.pos, hint=f"declared on line {symbol.line}")
+        for arg in node.args:
+            info = self.expr(arg, scope)
+            if not info.is_data or info.kind not in ("num", "elem") or info.shape != ():
+                raise DflError(f"a subscript must be one element, got {describe(info)}",
+                               arg.pos)
+        self.infos[id(node.base)] = Info(kind="set", set_dim=symbol.dim)
+        return Info(kind="set", set_dim=symbol.dim, integer=symbol.integer)
+
+    def _set_function(self, node: ast.Call, scope: Scope) -> Info:
+        """`card(S)`, `first(S)`, `next(e, S, k)`, ...: data, fixed once the sets are bound."""
+        spec = SET_FUNCTIONS[node.func]
+        if not spec.least <= len(node.args) <= spec.most:
+            raise DflError(f"`{node.func}` takes {spec.signature}", node.pos)
+        infos = [self.expr(a, scope) for a in node.args]
+        for arg, info, want in zip(node.args, infos, spec.kinds, strict=False):
+            if want == "set" and info.kind != "set":
+                raise DflError(f"`{node.func}` needs a set here, got {describe(info)}", arg.pos,
+                               hint=f"`{node.func}` takes {spec.signature}")
+            if want != "set" and (info.kind not in ("num", "elem") or info.shape != ()):
+                what = "element" if want == "elem" else "number"
+                raise DflError(f"`{node.func}` needs one {what} here, got {describe(info)}",
+                               arg.pos)
+            if not info.is_data:
+                raise DflError(f"`{node.func}` works on data, not variables", arg.pos)
+            if want == "set" and info.set_dim not in (1, None) and node.func != "card":
+                raise DflError(f"`{node.func}` needs a set of single elements, this one holds "
+                               f"{info.set_dim}-tuples", arg.pos)
+        if spec.kinds[0] == "elem" and len(node.args) == 1:
+            self._own_set(node)
+        if spec.result == "elem":
+            sets = [i for i, k in zip(infos, spec.kinds, strict=False) if k == "set"]
+            integer = sets[0].integer if sets else infos[0].integer
+            return Info(kind="elem", integer=integer)
+        return Info(integer=True, sign=Sign.NONNEG)
+
+    def _own_set(self, node: ast.Call) -> None:
+        """`next(t)` with no set: the set `t` runs over, which only a dummy has."""
+        arg = node.args[0]
+        if not isinstance(arg, ast.Name) or self.info(arg).kind != "elem" or arg.id in self.symbols:
+            raise DflError(f"`{node.func}` of an element needs its set: write "
+                           f"`{node.func}(e, SET)`", node.pos)

@@ -1,0 +1,148 @@
+"""AMPL's functions of sets: `card`, and of a set's order `first last next prev ord member`.
+
+Every set keeps the order its data or definition gives, so these work on any set (AMPL asks
+for `ordered` sets; declaring one so is accepted). Each is vectorized over a frame's rows: a
+position lookup in the set, arithmetic on positions, a gather of keys. `next` and `prev` past
+either end are errors, as in AMPL, except on a `circular` set, where they wrap around.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import ast
+from .elements import SetValue, element_of, number_keys
+from .frame import Frame, RowRanges, RowSets
+from .values import EvalError, Val, aligned_array
+
+
+@dataclass(frozen=True)
+class SetFunction:
+    least: int  # arguments
+    most: int
+    kinds: tuple[str, ...]  # what each argument is: "set", "elem" or "num"
+    result: str  # "elem" or "num"
+    signature: str
+
+
+SET_FUNCTIONS = {
+    "card": SetFunction(1, 1, ("set",), "num", "a set: `card(S)`"),
+    "first": SetFunction(1, 1, ("set",), "elem", "a set: `first(S)`"),
+    "last": SetFunction(1, 1, ("set",), "elem", "a set: `last(S)`"),
+    "next": SetFunction(1, 3, ("elem", "set", "num"), "elem",
+                        "an element, its set and a step: `next(e, S)`, `next(e, S, k)`"),
+    "prev": SetFunction(1, 3, ("elem", "set", "num"), "elem",
+                        "an element, its set and a step: `prev(e, S)`, `prev(e, S, k)`"),
+    "ord": SetFunction(1, 2, ("elem", "set"), "num", "an element and its set: `ord(e, S)`"),
+    "member": SetFunction(2, 2, ("num", "set"), "elem",
+                          "a position and a set: `member(k, S)` (k from 1)"),
+}
+
+
+class OrderedRules:
+    """Mixed into `Evaluator`: `_set_call` evaluates one of `SET_FUNCTIONS`."""
+
+    def _set_call(self, node: ast.Call, frame: Frame) -> Val:
+        name = node.func
+        if name == "card":
+            return _card(self.set_of(node.args[0], frame), frame)
+        if name in ("first", "last"):
+            return _end(self.set_of(node.args[0], frame), name)
+        if name == "member":
+            the_set = _fixed(self.set_of(node.args[1], frame), name)
+            k = self.number(node.args[0], frame)
+            pos = np.asarray(k.payload) - 1
+            bad = (pos < 0) | (pos >= the_set.n) | (pos != np.round(pos))
+            if np.any(bad):
+                raise EvalError(f"`member`: position {_first(k.payload, bad):g} is not in "
+                                f"1..{the_set.n}")
+            return Val(the_set.keys[pos.astype(np.int64), 0], k.framed, (), "elem")
+        return self._step(node, frame)
+
+    def _step(self, node: ast.Call, frame: Frame) -> Val:
+        """`next`, `prev` and `ord`: the element's position in its set, moved or counted."""
+        name, args = node.func, node.args
+        element = self.value(args[0], frame)
+        the_set = (_fixed(self.set_of(args[1], frame), name) if len(args) > 1
+                   else _own_set(args[0], frame, name))
+        keys = np.asarray(element.payload)
+        if element.kind != "elem":
+            keys = number_keys(keys)
+        pos = the_set.position(np.atleast_1d(keys).ravel())
+        if np.any(pos < 0):
+            bad = _first(np.atleast_1d(keys).ravel(), pos < 0)
+            raise EvalError(f"`{name}`: {element_of(bad)!r} is not in the set")
+        if name == "ord":
+            return Val((pos + 1).reshape(keys.shape), element.framed, ())
+        step = self.number(args[2], frame) if len(args) > 2 else Val(np.asarray(1))
+        framed = element.framed or step.framed
+        size = frame.n if framed else 1
+        moves = np.broadcast_to(aligned_array(step, framed, 0, frame.n), (size,))
+        if np.any(moves != np.round(moves)):
+            raise EvalError(f"`{name}`'s step must be a whole number")
+        sign = 1 if name == "next" else -1
+        moved = np.broadcast_to(pos, (size,)) + sign * moves.astype(np.int64)
+        if the_set.circular and the_set.n:
+            moved = moved % the_set.n
+        out = (moved < 0) | (moved >= the_set.n)
+        if np.any(out):
+            at = element_of(_first(np.broadcast_to(keys, (size,)), out))
+            end = "last" if name == "next" else "first"
+            raise EvalError(f"`{name}` goes past the {end} element of the set, from {at!r}",
+                            f"exclude it with a condition, e.g. `{{t in T: t <> {end}(T)}}`,"
+                            " or declare the set `circular` to wrap around")
+        result = the_set.keys[moved, 0]
+        return Val(result if framed else result.reshape(()), framed, (), "elem")
+
+
+def _end(the_set: SetValue | RowRanges | RowSets, name: str) -> Val:
+    """`first(S)`, `last(S)`; of `S[i]`, one per frame row."""
+    if isinstance(the_set, RowSets):
+        if the_set.dim != 1:
+            raise EvalError(f"`{name}` needs a set of single elements")
+        if np.any(the_set.counts == 0):
+            raise EvalError(f"`{name}` of an empty set")
+        at = the_set.begin if name == "first" else the_set.end - 1
+        return Val(the_set.keys[at, 0], True, (), "elem")
+    if isinstance(the_set, RowRanges):
+        if np.any(the_set.hi < the_set.lo):
+            raise EvalError(f"`{name}` of an empty set")
+        return Val(np.asarray(the_set.lo if name == "first" else the_set.hi), True, (), "elem")
+    the_set = _fixed(the_set, name)
+    if the_set.n == 0:
+        raise EvalError(f"`{name}` of an empty set")
+    return Val(np.asarray(the_set.keys[0 if name == "first" else -1, 0]), kind="elem")
+
+
+def _card(the_set: SetValue | RowRanges | RowSets, frame: Frame) -> Val:
+    if isinstance(the_set, SetValue):
+        return Val(np.asarray(the_set.n))
+    if isinstance(the_set, RowSets):
+        return Val(the_set.counts, True, ())
+    counts = np.maximum(np.broadcast_to(the_set.hi - the_set.lo + 1, (frame.n,)), 0)
+    return Val(counts.astype(np.int64), True, ())
+
+
+def _fixed(the_set, name: str) -> SetValue:
+    if not isinstance(the_set, SetValue):
+        raise EvalError(f"`{name}` of a set that changes with the index is not supported",
+                        "name the set with a `set` declaration")
+    if the_set.dim != 1:
+        raise EvalError(f"`{name}` needs a set of single elements")
+    return the_set
+
+
+def _own_set(arg: ast.Expr, frame: Frame, name: str) -> SetValue:
+    """The set a dummy runs over (`next(t)` for `t in T`)."""
+    column = frame.get(arg.id) if isinstance(arg, ast.Name) else None
+    if column is None or column.origin is None or column.origin.dim != 1:
+        raise EvalError(f"`{name}` can't tell which set this element belongs to",
+                        f"name the set: `{name}(e, SET)`")
+    return column.origin
+
+
+def _first(values, mask: np.ndarray):
+    """The first of `values` where `mask` holds (for a message)."""
+    return np.broadcast_to(np.asarray(values), mask.shape)[mask].ravel()[0]
