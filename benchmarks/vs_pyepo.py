@@ -136,7 +136,8 @@ def variants(problem: str, processes: int, with_highs: bool) -> list[tuple[int, 
 # identical initial weights, scored by PyEPO's regret; each side shuffles with its own loop
 # (PyEPO: a DataLoader on torch's global generator, seeded; ours: the Trainer's).
 # `dpo-plain` is DPO without its leave-one-out baseline (variance_reduction off on both sides).
-QUALITY_LOSSES = ("spo+", "pfyl", "dpo", "dbb", "nce", "imle", "aimle")
+QUALITY_LOSSES = ("spo+", "pfyl", "dpo", "dbb", "nce", "imle", "aimle", "listwise", "pairwise",
+                  "pointwise")
 SP_BINARY = MODELS["shortest_path"].read_text().replace("var flow{ARCS} in [0, 1];",
                                                        "var flow{ARCS} binary;")
 
@@ -200,6 +201,10 @@ def pyepo_loss(name: str, optmodel, train_set):
     if name == "nce":
         nce = f.NCE(optmodel, solve_ratio=1.0, dataset=train_set)
         return lambda cp, c, w, z: nce(cp, w)
+    if name in ("listwise", "pairwise", "pointwise"):
+        ltr = {"listwise": f.lsLTR, "pairwise": f.prLTR, "pointwise": f.ptLTR}[name](
+            optmodel, solve_ratio=1.0, dataset=train_set)
+        return lambda cp, c, w, z: ltr(cp, c)
     if name in ("imle", "aimle"):  # ours train these on L1 to w* by default, as PyEPO's tutorial
         mle = (f.implicitMLE(optmodel, n_samples=10, sigma=1.0, lambd=10) if name == "imle"
                else f.adaptiveImplicitMLE(optmodel, n_samples=10, sigma=1.0))
