@@ -4,7 +4,8 @@ Shortest path 5×5 and knapsack (2 dims, 32 items), 5 features, deg 4, noise 0.5
 1000 test, a linear model, Adam lr 1e-2, batch 32, 10 epochs, with SPO+ and PFYL. PyEPO uses its
 Pyomo models with the appsi_highs solver; this project trains from the .opt models in
 examples/ (shortest_path, knapsack). Both predictors start from the same
-initial weights, and both are scored by PyEPO's own `pyepo.metric.regret` and by ours.
+initial weights and take the same batches, and both are scored by PyEPO's own
+`pyepo.metric.regret` and by ours.
 
     python benchmarks/vs_pyepo.py                 # everything (several minutes)
     python benchmarks/vs_pyepo.py --quick         # 2 epochs, 200 samples
@@ -79,7 +80,8 @@ def run_pyepo(problem, data, n, loss_name, epochs, lr, batch):
     x, c = data.features, data.targets[name]
     train_set = pyepo.data.dataset.optDataset(optmodel, x[:n], c[:n])
     test_set = pyepo.data.dataset.optDataset(optmodel, x[n:], c[n:])
-    train_loader = DataLoader(train_set, batch_size=batch, shuffle=True)
+    # the batches our Trainer (seed 135) takes, so the regrets compare run for run
+    train_loader = DataLoader(train_set, batch_size=batch, sampler=TrainerOrder(n, 135))
     test_loader = DataLoader(test_set, batch_size=batch, shuffle=False)
     torch.manual_seed(135)
     predictor = nn.Linear(x.shape[1], c.shape[1])
