@@ -61,11 +61,11 @@ def grads(name: str, seed: int, args) -> dict:
 
 def variants(args) -> dict[str, dict]:
     """The sweep's Gen-DFL settings, and the two-stage flow with as many epochs."""
-    out = {"two-stage flow (NLL)": dict(loss="nll", epochs=args.pretrain + args.epochs),
-           # Gen-DFL's schedule without its term: the optimizer restarts after pretraining
-           # and the sampler draws as in Gen-DFL, so what β > 0 adds is measured from here
-           "Gen-DFL β=0": dict(loss="gen-dfl", epochs=args.epochs, beta=0.0,
-                               pretrain_epochs=args.pretrain, loss_options={"solve_ratio": 0.0})}
+    out = {"two-stage flow (NLL)": dict(loss="nll", epochs=args.pretrain + args.epochs)}
+    if 0 in args.betas:  # Gen-DFL's schedule without its term: the two-stage flow's weights
+        out["Gen-DFL β=0"] = dict(loss="gen-dfl", epochs=args.epochs, beta=0.0,
+                                  pretrain_epochs=args.pretrain,
+                                  loss_options={"solve_ratio": 0.0})
     for target in args.targets:
         for beta in (b for b in args.betas if b > 0):
             for ratio in args.solve_ratios:
@@ -120,7 +120,7 @@ def main() -> None:
     parser.add_argument("--alpha", type=float, default=0.9)
     parser.add_argument("--seeds", type=int, nargs="+", default=[135, 7, 11])
     parser.add_argument("--targets", nargs="+", default=["proxy", "draws"])
-    parser.add_argument("--betas", type=float, nargs="+", default=[10.0, 100.0, 1000.0])
+    parser.add_argument("--betas", type=float, nargs="+", default=[0.0, 10.0, 100.0, 1000.0])
     parser.add_argument("--solve-ratios", type=float, nargs="+", default=[1.0])
     parser.add_argument("--train", type=int, default=400)
     parser.add_argument("--test", type=int, default=100)

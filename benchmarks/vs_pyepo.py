@@ -142,7 +142,7 @@ def variants(problem: str, processes: int, with_highs: bool) -> list[tuple[int, 
 # `--config notebook` trains PyEPO's tutorial's settings on its data, the seed seeding only the
 # initial weights and the order.
 QUALITY_LOSSES = ("spo+", "pfyl", "dpo", "dbb", "nce", "imle", "aimle", "listwise", "pairwise",
-                  "pointwise")
+                  "pointwise", "cave")
 SP_BINARY = MODELS["shortest_path"].read_text().replace("var flow{ARCS} in [0, 1];",
                                                        "var flow{ARCS} binary;")
 
@@ -224,6 +224,8 @@ def pyepo_loss(name: str, optmodel, train_set, opts: dict):
         ltr = {"listwise": f.lsLTR, "pairwise": f.prLTR, "pointwise": f.ptLTR}[name](
             optmodel, solve_ratio=ratio, dataset=train_set)
         return lambda cp, c, w, z: ltr(cp, c)
+    if name == "cave":
+        return pyepo_cave(optmodel)
     if name in ("imle", "aimle"):
         layer = (f.implicitMLE(optmodel, **samples, lambd=opts.get("lambd", 10))
                  if name == "imle" else f.adaptiveImplicitMLE(optmodel, **samples))
@@ -238,6 +240,27 @@ def pyepo_loss(name: str, optmodel, train_set, opts: dict):
     if task == "l1":
         return lambda cp, c, w, z: nn.functional.l1_loss(layer(cp), w)
     return lambda cp, c, w, z: ((layer(cp) - w) * c).sum(1).mean()
+
+
+def pyepo_cave(optmodel):
+    """PyEPO's CaVE (max_iter 3, CaVE+) fed the binding normals at each w*: PyEPO reads them
+    from Gurobi (optDatasetConstrs), not installed here, so they come from our model's rows
+    (dfl_dsl.learn.losses_cave.binding_normals; the 5×5 grid's flow model, as PyEPO's)."""
+    import pyepo.func as f
+    from torch.nn.utils.rnn import pad_sequence
+
+    from dfl_dsl.learn.losses_cave import binding_normals
+
+    form = dfl.load(MODELS["shortest_path"]).bind(
+        shortest_path(1, 5, (5, 5), 1, 0.5, 1).instance).linear_form()
+    cave = f.coneAlignedCosine(optmodel)
+
+    def loss(cp, c, w, z):
+        normals = [torch.as_tensor(binding_normals(form, row), dtype=cp.dtype)
+                   for row in np.round(w.numpy())]
+        return cave(cp, pad_sequence(normals, batch_first=True))
+
+    return loss
 
 
 class TrainerOrder(torch.utils.data.Sampler):

@@ -94,6 +94,11 @@ class Compare(Expr):
 
     ops: tuple[str, ...]
     operands: tuple[Expr, ...]
+    written: tuple[str, ...] = ()  # the ops as written where AMPL's `=`/`<>` stand for them
+
+    def spelled(self, k: int) -> str:
+        """Op k as the user wrote it (for messages)."""
+        return self.written[k] if self.written else self.ops[k]
 
 
 @dataclass(frozen=True, eq=False)
@@ -147,7 +152,7 @@ class SetLiteral(Expr):
 
 @dataclass(frozen=True, eq=False)
 class SetOp(Expr):
-    op: str  # "union" | "diff" | "inter"
+    op: str  # "union" | "diff" | "symdiff" | "inter"
     left: Expr
     right: Expr
 
@@ -217,6 +222,7 @@ class SetDecl(Statement):
     index: SetIndex | None = None  # `set S{I}`: one set per element of I
     order: str = ""  # "" | "ordered" | "circular" (next/prev wrap around)
     dimen: int | None = None  # AMPL's `dimen n`: the width of its tuples
+    default: Expr | None = None  # the set (or each set of `S{I}`) the data leaves out
 
 
 @dataclass(frozen=True, eq=False)

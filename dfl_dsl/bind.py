@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from . import ast
+from .ampl_data import model_schema
 from .bind_sets import SetBinding, text_or_number
 from .bound import BoundInstance
 from .data import NO_DATA, DataSource, load_data, to_entries
@@ -25,7 +26,7 @@ from .instance import CheckedModel, Instance
 
 
 def bind(model: CheckedModel, data: Any, *, data_name: str | None = None) -> BoundInstance:
-    source = load_data(data, data_name)
+    source = load_data(data, data_name, model_schema(model))
     binder = _Binder(model, source)
     try:
         binder.run()

@@ -31,6 +31,8 @@ class SetBinding:
             the_set = self.evaluator.set_of(stmt.value, root)
             if not isinstance(the_set, SetValue):
                 raise DflError("a set can't depend on dummies here", stmt.value.pos)
+        elif raw is None and stmt.default is not None:
+            the_set = self.evaluator.set_of(stmt.default, root)
         else:
             if raw is None:
                 raise self._missing(stmt, "set")
@@ -53,14 +55,19 @@ class SetBinding:
             if raw is not None:
                 raise self._computed_in_model(stmt)
             keys, starts = as_family(self.evaluator.set_of(stmt.value, domain.frame), domain.n)
-        elif raw is None:
+        elif raw is None and stmt.default is None:
             raise self._missing(stmt, "set")
         else:
-            keys, starts = family_from_data(self.source, stmt.name, raw, domain, dim)
+            given = np.zeros(domain.n, dtype=bool)
+            keys, starts = (family_from_data(self.source, stmt.name, raw, domain, dim, given)
+                            if raw is not None else (np.zeros((0, dim), np.int64),
+                                                     np.zeros(domain.n + 1, np.int64)))
+            if stmt.default is not None and not given.all():
+                fill = as_family(self.evaluator.set_of(stmt.default, domain.frame), domain.n)
+                keys, starts = merge_families((keys, starts), fill, ~given)
         family = SetFamily(stmt.name, domain, keys, starts, stmt.order == "circular")
-        owners = np.repeat(np.arange(domain.n, dtype=np.int64), np.diff(starts))
-        repeats = SetValue(np.concatenate([owners[:, None], keys], axis=1)).duplicates()
-        if len(repeats):  # (one pass over all the sets: (owner, member) pairs that repeat)
+        repeats = family.index.duplicates()
+        if len(repeats):  # (one pass over all the sets: (entry, member) pairs that repeat)
             row = int(repeats[0])
             element = SetValue(keys[row : row + 1]).elements()[0]
             raise self.source.error(f"set `{stmt.name}{family.owner(row)}` lists {element!r} "
@@ -72,8 +79,8 @@ class SetBinding:
     def _within(self, stmt: ast.SetDecl, the_set: SetValue, frame: Frame, owner) -> None:
         """Every element inside the `within` superset. A product `A * B` is checked column by
         column, never built (NODES * NODES of a 70x70 grid has 24M pairs)."""
-        parents = [self.evaluator.set_of(f, Frame.root() if stmt.index is None else frame)
-                   for f in product_factors(stmt.within)]
+        at = Frame.root() if stmt.index is None else frame
+        parents = [self.evaluator.set_of(f, at) for f in self._factors(stmt.within, at)]
         if not all(isinstance(p, SetValue) for p in parents):
             raise DflError("a `within` set that changes with the index is not supported",
                            stmt.within.pos)
@@ -92,8 +99,19 @@ class SetBinding:
             bad = the_set.elements()[row]
             raise self.source.error(
                 f"set `{stmt.name}{owner(row)}`: element {bad!r} is not within the declared "
-                "superset", stmt.name,
+                "superset", stmt.name, at=bad,
                 hint=text_or_number(bad if isinstance(bad, tuple) else (bad,), parents))
+
+    def _factors(self, node: ast.Expr, frame: Frame) -> list[ast.Expr]:
+        """The factors of a `within` product: `A * B`, `A cross B`, AMPL's `{A, B}`."""
+        factors = []
+        for factor in product_factors(node):
+            if isinstance(factor, ast.SetLiteral) and factor.elements and (
+                    self.evaluator.value(factor.elements[0], frame).kind == "set"):
+                factors += [f for e in factor.elements for f in self._factors(e, frame)]
+            else:
+                factors.append(factor)
+        return factors
 
     def _Check(self, stmt: ast.Check) -> None:
         """A failed check is a data error at the check, naming the index where it fails."""
@@ -103,12 +121,12 @@ class SetBinding:
         if not failed.any():
             return
         row = int(np.nonzero(failed)[0][0])
-        names = [n for n in frame.names()]
+        names = frame.names()  # the index's dummies (and its unnamed components)
         where = format_key([frame.get(n).keys[row] for n in names]) if names else ""
         more = int(failed.sum()) - 1
-        text = self.model.source.splitlines()[stmt.cond.pos.line - 1] if \
-            stmt.cond.pos.line == stmt.cond.pos.end_line else ""
-        cond = text[stmt.cond.pos.column - 1 : stmt.cond.pos.end_column - 1]
+        pos = stmt.cond.pos  # the condition as written, when it fits on one line
+        line = self.model.source.splitlines()[pos.line - 1] if pos.line == pos.end_line else ""
+        cond = line[pos.column - 1 : pos.end_column - 1]
         raise DataError(
             f"{stmt.title} fails" + (f" for {where}" if where else "")
             + (f" ({more} more too)" if more else "") + (f": `{cond}`" if cond else ""),
@@ -116,11 +134,11 @@ class SetBinding:
             filename=self.model.filename, source=self.model.source)
 
 
-def family_from_data(source: DataSource, name: str, raw, domain: Domain,
-                     dim: int) -> tuple[np.ndarray, np.ndarray]:
+def family_from_data(source: DataSource, name: str, raw, domain: Domain, dim: int,
+                     given: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(keys, starts) of an indexed set from data: an object keyed by the elements of its
     index (nested, one level per index position), each value a list of members; an entry
-    the data leaves out is an empty set."""
+    the data leaves out is an empty set (`given` marks the entries the data has)."""
     arity = domain.arity
     if not isinstance(raw, dict):
         raise source.error(f"indexed set `{name}` takes an object keyed by the elements of its "
@@ -135,6 +153,7 @@ def family_from_data(source: DataSource, name: str, raw, domain: Domain,
         label = format_key(keys[0])
         if p < 0:
             raise source.error(f"indexed set `{name}`: {label} is not in its index set", name)
+        given[p] = True
         try:
             members[p].append(to_set(source, name, leaf, dim).keys)
         except DataError as exc:
@@ -197,3 +216,18 @@ def product_factors(node: ast.Expr) -> list[ast.Expr]:
     if isinstance(node, ast.BinOp) and node.op in ("*", "cross"):
         return product_factors(node.left) + product_factors(node.right)
     return [node]
+
+
+def merge_families(data: tuple[np.ndarray, np.ndarray], fill: tuple[np.ndarray, np.ndarray],
+                   use_fill: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Entry p's members from `fill` where `use_fill[p]` (the `default`), else from `data`."""
+    counts = np.where(use_fill, np.diff(fill[1]), np.diff(data[1]))
+    begins = np.where(use_fill, fill[1][:-1], data[1][:-1])
+    source = np.repeat(use_fill, counts)
+    offsets = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
+    rows = np.repeat(begins, counts) + offsets
+    dim = data[0].shape[1]
+    keys = np.zeros((len(rows), dim), dtype=np.int64)
+    keys[source] = fill[0][rows[source]]
+    keys[~source] = data[0][rows[~source]]
+    return keys, np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)

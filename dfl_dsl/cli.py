@@ -16,7 +16,9 @@ from typing import Annotated
 
 import typer
 
+from . import loss_flags as lf  # the loss settings' options
 from .backends.declarations import backend_help, option_help
+from .cli_data import data_command
 from .errors import DataWarning, DflError, InfeasibleError
 
 
@@ -75,9 +77,9 @@ def _root() -> None:
     """dfl-dsl: decision-focused learning from a .opt model."""
 
 
-ModelArg = Annotated[Path, typer.Argument(help="The model file (.opt).", show_default=False)]
+ModelArg = Annotated[Path, typer.Argument(help="The model file (.opt, .mod).", show_default=False)]
 DataOpt = Annotated[
-    Path | None, typer.Option("--data", "-d", help="Instance data (.json, .yaml or .npz).")
+    Path | None, typer.Option("--data", "-d", help="Instance data (.json, .yaml, .npz or .dat).")
 ]
 
 
@@ -154,7 +156,7 @@ def check(model: ModelArg, data: DataOpt = None) -> None:
     from .model import load
 
     m = load(model)
-    inst = m.bind(data) if data is not None else None
+    inst = m.bind(data) if data is not None or m.data is not None else None
     if inst is not None:
         inst.compile()  # evaluates every expression against the data
     report(m, inst, out())
@@ -294,6 +296,8 @@ HiddenOpt = Annotated[
                              "(`uncertain` params, gen-dfl | nll; Default: 128.) or of "
                              "--predictor mlp (Default: 64.).", show_default=False)
 ]
+SaveOpt = Annotated[Path | None, typer.Option(
+    help="Write the trained predictor (or generative model) here, for `dfl eval`.")]
 ThreadsOpt = Annotated[
     int | None, typer.Option(help="CPU threads for torch while training. Default: one "
                              "when a step's tensors are small (most predictors: more "
@@ -302,29 +306,7 @@ ThreadsOpt = Annotated[
 ]
 
 
-def _loss_option(key: str):
-    """A loss setting's typer option, its help from learn/loss_settings.py (torch-free)."""
-    from .learn.loss_settings import SETTINGS, settings_help
-
-    return typer.Option(SETTINGS[key].flag, help=settings_help(key), show_default=False)
-
-
-SamplesOpt = Annotated[int | None, _loss_option("n_samples")]
-SigmaOpt = Annotated[float | None, _loss_option("sigma")]
-LambdaOpt = Annotated[float | None, _loss_option("lambd")]
-SolveRatioOpt = Annotated[float | None, _loss_option("solve_ratio")]
-KappaOpt = Annotated[float | None, _loss_option("kappa")]
-TwoSidesOpt = Annotated[bool, _loss_option("two_sides")]
-TaskLossOpt = Annotated[str | None, _loss_option("task_loss")]
-
-
-def _train_epilog() -> str:
-    from .learn.loss_settings import losses_help
-
-    return losses_help()
-
-
-@app.command(epilog=_train_epilog())
+@app.command(epilog=lf.TRAIN_EPILOG)
 @guarded
 def train(
     model: ModelArg,
@@ -336,9 +318,8 @@ def train(
     ] = None,
     test_file: Annotated[Path | None, typer.Option("--test", help="Test file (.npz).")] = None,
     loss: Annotated[str, typer.Option(
-        help="spo+ | pfyl | dpo | dbb | nce | imle | aimle | listwise | pairwise | pointwise "
-        "| mse; for `uncertain` params: gen-dfl | nll | mse | spo+. Each loss's settings: "
-        "below.")] = "spo+",
+        help="One of the losses below, with its settings; for `uncertain` params: gen-dfl | "
+        "nll | mse | spo+.")] = "spo+",
     predictor: Annotated[str, typer.Option(help="linear | mlp")] = "linear",
     epochs: Annotated[int, typer.Option(help="Passes over the training set.")] = 10,
     batch_size: Annotated[int, typer.Option("--batch-size", help="Samples per step.")] = 32,
@@ -350,21 +331,18 @@ def train(
     ] = False,
     device: Annotated[str, typer.Option(help="cpu | cuda")] = "cpu",
     seed: Annotated[int, typer.Option(help="Random seed.")] = 135,
-    processes: ProcessesOpt = 1,
-    executor: ExecutorOpt = "processes",
-    ray_address: RayAddressOpt = None,
-    oracle: OracleOpt = "auto",
+    processes: ProcessesOpt = 1, executor: ExecutorOpt = "processes",
+    ray_address: RayAddressOpt = None, oracle: OracleOpt = "auto",
     distributed: Annotated[
         bool, typer.Option("--distributed",
                            help="Data-parallel training across the ranks torchrun starts.")
     ] = False,
-    n_samples: SamplesOpt = None, sigma: SigmaOpt = None, lambd: LambdaOpt = None,
-    solve_ratio: SolveRatioOpt = None, kappa: KappaOpt = None, two_sides: TwoSidesOpt = False,
-    task_loss: TaskLossOpt = None,
-    scenarios: ScenariosOpt = None, beta: BetaOpt = None, generative: GenerativeOpt = None,
-    hidden: HiddenOpt = None, threads: ThreadsOpt = None,
-    save: Annotated[Path | None, typer.Option(
-        help="Write the trained predictor (or generative model) here, for `dfl eval`.")] = None,
+    n_samples: lf.Samples = None, sigma: lf.Sigma = None, lambd: lf.Lambda = None,
+    solve_ratio: lf.SolveRatio = None, kappa: lf.Kappa = None, two_sides: lf.TwoSides = False,
+    task_loss: lf.TaskLoss = None, max_iter: lf.MaxIter = None, inner_ratio: lf.InnerRatio = None,
+    variance_reduction: lf.NoVarianceReduction = False, scenarios: ScenariosOpt = None,
+    beta: BetaOpt = None, generative: GenerativeOpt = None, hidden: HiddenOpt = None,
+    threads: ThreadsOpt = None, save: SaveOpt = None,
     plot: Annotated[Path | None, typer.Option(help="Save the training curve as PNG.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
@@ -481,6 +459,9 @@ def train_solver(
         print(json.dumps(result))
     else:
         out().print(f"saved the policy to {save}")
+
+
+app.command("data")(guarded(data_command))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,4 +1,4 @@
-"""Data files (JSON, YAML, NPZ) and their conversion into arrays over a declaration's entries.
+"""Data files (JSON, YAML, NPZ, AMPL .dat) and their conversion into arrays over entries.
 
 Nothing in a data file is executed: JSON through `json`, YAML through `yaml.safe_load`, NPZ
 with `allow_pickle=False`. Errors name the file, the key and the index, and point at the key's
@@ -11,50 +11,26 @@ import json
 import math
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from .ampl_data import read_dat
 from .ast import Pos
-from .data_formats import key_pos, load_npz, parse_json, parse_yaml
+from .data_formats import load_npz, parse_json, parse_yaml
+from .data_source import NO_DATA, DataSource, read_text, reading
 from .errors import DataError
 from .evaluate.elements import SetValue, element_of, key_of, keys_of, shown_int
 from .evaluate.entities import Domain
 
 
-@dataclass
-class DataSource:
-    """A loaded data mapping and where it came from (for error messages)."""
-
-    values: Mapping[str, Any]
-    filename: str = "<data>"
-    text: str | None = None
-
-    def error(self, message: str, key: str | None = None, hint: str | None = None) -> DataError:
-        return DataError(
-            message, self.locate(key), hint=hint, filename=self.filename, source=self.text
-        )
-
-    def locate(self, key: str | None) -> Pos | None:
-        """The line and column of `key` in a JSON or YAML text file."""
-        if key is None or self.text is None:
-            return None
-        pattern = rf'"{re.escape(key)}"\s*:' if self.filename.endswith(".json") else (
-            rf"^\s*{re.escape(key)}\s*:"
-        )
-        match = re.search(pattern, self.text, flags=re.MULTILINE)
-        if match is None:
-            return None
-        start = match.start() + (len(match.group(0)) - len(match.group(0).lstrip()))
-        return key_pos(self.text, start, key)
-
-
-NO_DATA = "<no data>"  # the name of the empty source a model is bound to without data
-
-
-def load_data(source: str | Path | Mapping[str, Any] | None, name: str | None = None) -> DataSource:
+def load_data(source: str | Path | Mapping[str, Any] | DataSource | None,
+              name: str | None = None, schema: Any = None) -> DataSource:
+    """The data at `source` (a file by its extension, a mapping, or a source already read);
+    `schema` (an `ampl_data.Schema`) tells a .dat file's reader the model's widths."""
+    if isinstance(source, DataSource):
+        return source
     if source is None:
         return DataSource({}, name or NO_DATA)
     if isinstance(source, Mapping):
@@ -62,21 +38,16 @@ def load_data(source: str | Path | Mapping[str, Any] | None, name: str | None = 
     path = Path(source)
     filename = str(path)
     suffix = path.suffix.lower()
-    if suffix not in (".npz", ".json", ".yaml", ".yml"):  # before reading: a binary .npy or
-        raise DataError(                                  # .csv isn't "not UTF-8 text"
+    if suffix not in (".npz", ".json", ".yaml", ".yml", ".dat"):  # before reading: a binary
+        raise DataError(                                  # .npy or .csv isn't "not UTF-8 text"
             f"unknown data format `{suffix or path.name}`", filename=filename,
-            hint="use .json, .yaml or .npz",
+            hint="use .json, .yaml, .npz or .dat",
         )
-    try:
-        if suffix == ".npz":
-            return DataSource(load_npz(path), filename)
-        text = path.read_text().removeprefix("\ufeff")  # a byte-order mark (Windows editors)
-    except FileNotFoundError:
-        raise DataError("data file not found", filename=filename) from None
-    except OSError as exc:
-        raise DataError(f"can't read data file: {exc.strerror}", filename=filename) from None
-    except UnicodeDecodeError:
-        raise DataError("the data file is not UTF-8 text", filename=filename) from None
+    if suffix == ".dat":
+        return read_dat(path, schema)
+    if suffix == ".npz":
+        return DataSource(reading(path, load_npz), filename)
+    text = read_text(path)
     values = parse_json(text, filename) if suffix == ".json" else parse_yaml(text, filename)
     if not isinstance(values, Mapping):
         raise DataError(
@@ -125,7 +96,8 @@ def to_set(source: DataSource, name: str, raw: Any, dim: int) -> SetValue:
     dup = result.duplicates()
     if len(dup):
         element = result.elements()[int(dup[0])]
-        raise source.error(f"set `{name}` lists {element!r} twice", name)
+        raise source.error(f"set `{name}` lists {element!r} twice", name,
+                           at=element if not isinstance(element, tuple) else element[0])
     return result
 
 
@@ -181,7 +153,18 @@ def to_entries(
     if len(pos):
         values[pos] = np.asarray(vals, dtype=values.dtype)
         missing[pos] = False
-    return values, missing
+    return _data_default(source, name, values, missing, elem)
+
+
+def _data_default(source: DataSource, name: str, values: np.ndarray, missing: np.ndarray,
+                  elem: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The entries the data leaves out, filled by the data's own `default` for `name` (an
+    AMPL `param p default 0 := ...`), which comes before the model's."""
+    fill = source.defaults.get(name)
+    if fill is None or not missing.any():
+        return values, missing
+    values[missing] = _scalar(source, name, fill, elem, " (its default in the data)")
+    return values, np.zeros_like(missing)
 
 
 
@@ -249,31 +232,14 @@ def _walk(source, name, raw, comps, widths, sizes, level, base, out_pos, out_val
     if isinstance(raw, np.ndarray):
         raw = raw.tolist()
     if isinstance(raw, Mapping):
-        if widths[level] != 1:
-            raise source.error(
-                f"param `{name}`: give the values over a set of tuples as a list aligned with "
-                "the set's order",
-                name,
-            )
-        try:
-            keys = keys_of(list(_json_keys(raw.keys(), comp)))
-        except ValueError as exc:
-            raise source.error(f"param `{name}`{_fmt_path(path)}: {exc}", name) from None
-        where = comp.position(keys)
-        if np.any(where < 0):
-            key = list(raw.keys())[int(np.nonzero(where < 0)[0][0])]
-            raise source.error(
-                f"param `{name}`{_fmt_path(path)}: unknown element {json.dumps(key)}"
-                f" (not in {comp.name or 'its index set'})",
-                name,
-            )
+        labels, items, where = _keyed(source, name, raw, comp, widths[level], path)
         if level == len(comps) - 1:
             out_pos.extend((base + where * stride).tolist())
-            out_val.extend(raw.values())
+            out_val.extend(items)
             return
-        for (key, item), p in zip(raw.items(), where, strict=True):
+        for label, item, p in zip(labels, items, where, strict=True):
             _walk(source, name, item, comps, widths, sizes, level + 1, base + int(p) * stride,
-                  out_pos, out_val, elem, path + [key])
+                  out_pos, out_val, elem, path + (label if isinstance(label, list) else [label]))
         return
     if isinstance(raw, list):
         if len(raw) != size:
@@ -299,12 +265,63 @@ def _walk(source, name, raw, comps, widths, sizes, level, base, out_pos, out_val
     )
 
 
+def _keyed(source: DataSource, name: str, raw: Mapping, comp: SetValue, width: int,
+           path: list) -> tuple[list, list, np.ndarray]:
+    """An object keyed by the elements of `comp` (`width` levels deep over a set of tuples):
+    each entry's key (a list of keys over tuples), its item, and its position in `comp`; an
+    unknown key is an error."""
+    if width == 1:
+        labels: list = list(raw)
+        items = list(raw.values())
+        columns = [list(_json_keys(labels, comp))]
+    else:
+        labels, items = [], []
+        _tuple_levels(source, name, raw, width, path, [], labels, items)
+    try:
+        if width > 1:
+            columns = [list(_json_keys([lab[j] for lab in labels], _column(comp, j)))
+                       for j in range(width)]
+        keys = np.stack([keys_of(col) if col else np.zeros(0, dtype=np.int64)
+                         for col in columns], axis=1)
+    except ValueError as exc:
+        raise source.error(f"param `{name}`{_fmt_path(path)}: {exc}", name) from None
+    where = comp.position(keys[:, 0] if width == 1 else keys)
+    if np.any(where < 0):
+        label = labels[int(np.nonzero(where < 0)[0][0])]
+        shown = json.dumps(label) if width == 1 else "(" + ", ".join(map(str, label)) + ")"
+        raise source.error(
+            f"param `{name}`{_fmt_path(path)}: unknown element {shown}"
+            f" (not in {comp.name or 'its index set'})", name,
+            at=label if width == 1 else label[0])
+    return labels, items, where
+
+
+def _tuple_levels(source, name, raw, width, path, prefix, labels, items) -> None:
+    """The entries of objects nested `width` levels deep, one level per tuple component."""
+    if len(prefix) == width:
+        labels.append(prefix)
+        items.append(raw)
+        return
+    if not isinstance(raw, Mapping):
+        raise source.error(
+            f"param `{name}`{_fmt_path(path + prefix)}: expected an object keyed by element "
+            f"(a tuple's {width} components take one level each)", name)
+    for key, item in raw.items():
+        _tuple_levels(source, name, item, width, path, prefix + [key], labels, items)
+
+
+def _column(comp: SetValue, j: int) -> SetValue:
+    """Component `j` of a set of tuples as a set of its own (for reading JSON keys)."""
+    return SetValue(np.unique(comp.keys[:, j]).reshape(-1, 1))
+
+
 def _walk_sparse(source, name, raw, table: SetValue, arity, out_pos, out_val, elem, path):
     if len(path) == arity:
         key = np.asarray([[key_of(k) for k in path]], dtype=np.int64)
         p = int(table.position(key)[0])
         if p < 0:
-            raise source.error(f"param `{name}`: {_fmt_path(path)} is not one of its entries", name)
+            raise source.error(f"param `{name}`: {_fmt_path(path)} is not one of its entries", name,
+                               at=path[0])
         out_pos.append(p)
         out_val.append(raw)
         return
@@ -317,16 +334,23 @@ def _walk_sparse(source, name, raw, table: SetValue, arity, out_pos, out_val, el
         _walk_sparse(source, name, item, table, arity, out_pos, out_val, elem, path + [element])
 
 
-def _json_keys(keys, comp: SetValue):
-    """JSON object keys are strings; map "3" to 3 when the set holds integers."""
+_DIGITS_LINE = re.compile(r"^\s*-?\d+\s*$", re.MULTILINE)
+
+
+def _json_keys(keys, comp: SetValue) -> list:
+    """JSON object keys are strings; map "3" to 3 when the set holds integers. (One regex
+    search over all the keys first: most hold no number, and a .dat row has thousands.)"""
+    keys = list(keys)
+    texts = [key for key in keys if type(key) is str]
+    if not texts or not _DIGITS_LINE.search("\n".join(texts)):
+        return keys
     integer = comp.integer
-    for key in keys:
-        if isinstance(key, str) and re.fullmatch(r"-?\d+", key.strip()) and (
+    return [
+        int(key) if isinstance(key, str) and re.fullmatch(r"-?\d+", key.strip()) and (
             integer or comp.position(np.array([key_of(key)]))[0] < 0  # not the text "3" itself
-        ):
-            yield int(key)
-        else:
-            yield key
+        ) else key
+        for key in keys
+    ]
 
 
 def _entry_values(source: DataSource, name: str, raw: list, elem: bool,
@@ -362,7 +386,7 @@ def _scalar(source: DataSource, name: str, raw: Any, elem: bool, where: str | Ca
         try:
             return key_of(raw)
         except ValueError as exc:
-            raise source.error(f"param `{name}`{_spot(where)}: {exc}", name) from None
+            raise source.error(f"param `{name}`{_spot(where)}: {exc}", name, at=raw) from None
     if isinstance(raw, bool):
         raise source.error(
             f"param `{name}`{_spot(where)}: expected a number, got {str(raw).lower()}", name,
@@ -381,7 +405,7 @@ def _scalar(source: DataSource, name: str, raw: Any, elem: bool, where: str | Ca
     if len(shown) > 60:
         shown = shown[:57] + "..."
     raise source.error(f"param `{name}`{_spot(where)}: expected a number, got {shown}", name,
-                       hint=_yaml_hint(source, [raw]))
+                       hint=_yaml_hint(source, [raw]), at=raw)
 
 
 def _spot(where: str | Callable[[], str]) -> str:

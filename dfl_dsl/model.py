@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -10,17 +11,20 @@ from typing import Any
 from . import ast
 from .check import Checker, ModelClass, classify
 from .check.symbols import Indexed, SetSymbol, Symbol
+from .data import DataSource, load_data
 from .errors import DflError
 from .grammar.parser import parse as parse_text
 
 
 @dataclass
 class Model:
-    """A checked `.opt` model. `bind(data)` evaluates its sets and params into an Instance."""
+    """A checked `.opt` (or AMPL `.mod`) model. `bind(data)` evaluates its sets and params
+    into an Instance. `data`: the data written in the model file after a `data;` line."""
 
     ast: ast.Model
     checker: Checker
     klass: ModelClass
+    data: DataSource | None = None
 
     @property
     def filename(self) -> str:
@@ -69,11 +73,37 @@ class Model:
         """Identifies the model text (checkpoints refuse a model they weren't trained on)."""
         return hashlib.sha256(self.source.encode()).hexdigest()[:16]
 
-    def bind(self, data: Any, *, data_name: str | None = None):
-        """Evaluate sets, params and indices from `data` (a path or a mapping)."""
+    def bind(self, data: Any = None, *, data_name: str | None = None):
+        """Evaluate sets, params and indices from `data` (a path or a mapping) and the model
+        file's own data (`data;`), which `data` overrides name by name."""
+        from .ampl_data import model_schema
         from .bind import bind
 
-        return bind(self, data, data_name=data_name)
+        source = load_data(data, data_name, model_schema(self))
+        if self.data is not None:
+            source = self.data if data is None else Layered.over(self.data, source)
+        return bind(self, source, data_name=data_name)
+
+
+@dataclass
+class Layered(DataSource):
+    """A model file's data under a data file's: a name the data file gives replaces the model
+    file's whole (entries aren't merged: a param's entries come from one place), so a model
+    that carries its data reruns unchanged on other data. Errors point into the file that
+    gave the name."""
+
+    parts: tuple[DataSource, ...] = ()
+
+    @staticmethod
+    def over(below: DataSource, above: DataSource) -> Layered:
+        defaults = {k: v for k, v in below.defaults.items() if k not in above.values}
+        return Layered({**below.values, **above.values}, above.filename, above.text,
+                       defaults={**defaults, **above.defaults}, parts=(above, below))
+
+    def error(self, message: str, key: str | None = None, hint: str | None = None,
+              at: Any = None):
+        part = next((p for p in self.parts if key in p.values), self.parts[0])
+        return part.error(message, key, hint, at)
 
 
 def check(tree: ast.Model) -> Model:
@@ -86,13 +116,25 @@ def check(tree: ast.Model) -> Model:
     return Model(tree, checker, klass)
 
 
+_DATA_LINE = re.compile(r"^[ \t]*data[ \t]*;", re.MULTILINE)
+
+
 def parse(text: str, filename: str = "<string>") -> Model:
-    """Parse and check model text."""
-    return check(parse_text(text, filename))
+    """Parse and check model text; a `data;` line starts the data part (AMPL data statements,
+    as published AMPL models carry their data), read with the model's widths and reported at
+    its lines in the same file."""
+    found = _DATA_LINE.search(text)
+    if found is None:
+        return check(parse_text(text, filename))
+    from .ampl_data import model_schema, parse_dat
+
+    model = check(parse_text(text[: found.start()], filename))
+    model.data = parse_dat(text, filename, model_schema(model), start=found.start())
+    return model
 
 
 def load(path: str | Path) -> Model:
-    """Read, parse and check a `.opt` file."""
+    """Read, parse and check a `.opt` (or `.mod`) file."""
     path = Path(path)
     try:
         text = path.read_text()

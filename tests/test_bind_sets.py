@@ -123,3 +123,49 @@ def test_within_a_cross_product_is_checked_factor_by_factor(monkeypatch) -> None
     with pytest.raises(DataError, match=r"element \(5, 40\) is not within"):
         bind("set NODES; set ARCS within NODES cross NODES;",
              {"NODES": nodes, "ARCS": [[0, 39], [5, 40]]})
+    inst = bind("set NODES; set ARCS within {NODES, NODES};",  # AMPL's `{A, B}`, the same
+                {"NODES": nodes, "ARCS": [[0, 39], [5, 6]]})
+    assert inst.sets["ARCS"].n == 2
+
+
+def test_a_literal_of_sets_is_their_product() -> None:
+    inst = bind("set ORIG; set DEST; set ALL = {ORIG, DEST};\n"
+                "param n = card({ORIG, DEST, {1, 2}});", {"ORIG": ["a", "b"], "DEST": [7]})
+    assert inst.sets["ALL"].elements() == [("a", 7), ("b", 7)]
+    assert inst.entity("n").array() == 4
+
+
+def test_a_set_default_fills_what_the_data_leaves_out() -> None:
+    inst = bind("set I; set D default {1, 2}; set S{I} default {7};\n"
+                "set R{i in I} default 1..i;",
+                {"I": [1, 2, 3], "S": {"2": [4, 5]}, "R": {"3": []}})
+    assert inst.sets["D"].elements() == [1, 2]
+    assert members(inst, "S") == [[7], [4, 5], [7]]
+    assert members(inst, "R") == [[1], [1, 2], []]  # an entry given empty stays empty
+    assert members(bind("set I; set S{I} default {};", {"I": [1]}), "S") == [[]]
+
+
+def test_symdiff_is_in_one_but_not_both() -> None:
+    inst = bind("set A; set B; set C = A symdiff B;", {"A": [1, 2, 3], "B": [4, 2]})
+    assert inst.sets["C"].elements() == [1, 3, 4]
+
+
+def test_bad_family_data_exits_2_from_the_cli_at_its_line(tmp_path, capsys) -> None:
+    from dfl_dsl.cli import main
+    model = tmp_path / "m.opt"
+    model.write_text(FAMILY + "var x{T} >= 0; minimize z: sum{i in I, j in S[i]} x[j];\n")
+    data = tmp_path / "d.json"
+    data.write_text('{"I": ["a"], "T": [1, 2],\n "S": {"a": [1, 9]}}\n')
+    assert main(["solve", str(model), "--data", str(data)]) == 2
+    err = capsys.readouterr().err
+    assert "d.json:2:2: error: set `S[a]`: element 9 is not within" in err
+    assert "Traceback" not in err
+
+
+def test_colon_equals_is_a_default_the_data_may_replace() -> None:
+    model = "set I; param c{I} := 3; param t := card(I); set J := {1, 2};"
+    inst = bind(model, {"I": [1, 2], "c": {"2": 7}})
+    assert inst.entity("c").array().tolist() == [3, 7] and inst.entity("t").array() == 2
+    assert inst.sets["J"].elements() == [1, 2]
+    inst = bind(model, {"I": [1], "t": 9, "J": [5]})
+    assert inst.entity("t").array() == 9 and inst.sets["J"].elements() == [5]

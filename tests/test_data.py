@@ -293,7 +293,7 @@ def test_unreadable_files(tmp_path):
     np.save(tmp_path / "d.npy", np.zeros(3))  # binary: was "the data file is not UTF-8 text"
     with pytest.raises(DataError, match="unknown data format `.npy`") as info:
         model.bind(tmp_path / "d.npy")
-    assert info.value.hint == "use .json, .yaml or .npz"
+    assert info.value.hint == "use .json, .yaml, .npz or .dat"
     (tmp_path / "d.npz").write_bytes(b"not a zip")
     with pytest.raises(DataError, match="not a zip archive"):
         model.bind(tmp_path / "d.npz")

@@ -24,6 +24,8 @@ LINES = [
     ["train", "m.opt", "--loss", "dpo", "--samples", "3", "--sigma", "0.5"],
     ["train", "m.opt", "--loss", "dbb", "--lambda", "20", "--solve-ratio", "0.05"],
     ["train", "m.opt", "--loss", "aimle", "--two-sides", "--kappa", "3", "--task-loss", "mse"],
+    ["train", "m.opt", "--loss", "cave", "--max-iter", "5", "--inner-ratio", "0.3"],
+    ["train", "m.opt", "--loss", "dpo", "--no-variance-reduction", "--task-loss", "l1"],
     ["eval", "m.opt", "--checkpoint", "c.pt", "--test", "t.npz"],
     ["generate", "knapsack", "--out", "k.npz", "--num-data", "10"],
     ["train-solver", "--save", "p.pt", "--steps", "2"],

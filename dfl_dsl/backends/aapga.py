@@ -57,6 +57,10 @@ class _Relaxation:
         self.A, self.At = ops.matrix(form.A), ops.matrix(form.A.T)
         self.b, self.w, self.cap, self.g = as_t(form.b), as_t(form.w), as_t(form.cap), as_t(form.g)
         self.zero = as_t(np.zeros(len(form.b)))
+        # A >= 0 and the ascent's points x >= 0: with b >= 0, t = Ax + b needs no clipping,
+        # with b = 0 no shift, with w = 1 no weighting (three calls of a dozen a product)
+        self.shift, self.clip = bool(np.any(form.b != 0)), bool(np.any(form.b < 0))
+        self.weighted = bool(np.any(form.w != 1))
         codes = np.unique(form.phi)
         self.only = int(codes[0]) if len(codes) == 1 else None  # one atom: no masks
         self.sqrt = ops.asarray(form.phi == SQRT) > 0
@@ -83,9 +87,11 @@ class _Relaxation:
 
     def value_grad(self, x):
         """F(x), ∇F(x), and the rows' arguments t = Ax + b (clipped at 0)."""
-        t = self.xp.maximum(self.A(x) + self.b, self.zero)
+        t = self.A(x) + self.b if self.shift else self.A(x)
+        if self.clip:
+            t = self.xp.maximum(t, self.zero)
         f, d = self._atoms(t)
-        value, grad = f @ self.w + self.c0, self.At(d * self.w)
+        value, grad = f @ self.w + self.c0, self.At(d * self.w if self.weighted else d)
         if self.linear:
             return value + x @ self.g, grad + self.g, t
         return value, grad, t
@@ -93,7 +99,8 @@ class _Relaxation:
     def grad_at_rows(self, t):
         """∇F where Ax + b = t: the full gradient at a working-set point, whose t the working
         set's own relaxation already has (one pass over A's nonzeros instead of two)."""
-        grad = self.At(self._atoms(t)[1] * self.w)
+        d = self._atoms(t)[1]
+        grad = self.At(d * self.w if self.weighted else d)
         return grad + self.g if self.linear else grad
 
     def collapses(self, t_from, t_to) -> bool:
@@ -227,9 +234,10 @@ def _screened(form: SCMForm, F: _Relaxation, P: Polytope, work: np.ndarray, *, r
         x = P.ops.zeros((1, form.n))
         x[:, work] = last.x  # F(x) and Ax + b are the working set's: every other item is 0
         gx = F.grad_at_rows(last.t)
-        gap = float(P.linear_max(gx)[0] - (x * gx).sum())
+        picked, best = P.picked_and_max(gx, _WIDEN)  # the widened pick and the plain max
+        gap = float(best - (x * gx).sum())
         bound = min(bound, last.f + max(gap, 0.0))
-        grown = _union(work, _widened(P, gx), form.n)
+        grown = _union(work, picked, form.n)
         if gap <= rtol * max(abs(last.f), 1e-12) or done >= iters or len(grown) == len(work):
             return x, last.f, bound, done
         work = grown

@@ -34,12 +34,22 @@ class NumpyOps:
     def numpy(self, a: np.ndarray) -> np.ndarray:
         return a
 
+    def positive(self, a: np.ndarray) -> np.ndarray:
+        """max(a, 0) (np.clip costs twice np.maximum's time on a few hundred values)."""
+        return np.maximum(a, 0.0)
+
     def take(self, a: np.ndarray, index: np.ndarray) -> np.ndarray:
-        """a[b, index[b, j]] for each row b."""
+        """a[b, index[b, j]] for each row b. The ascent's batches are one point, where plain
+        indexing does it in a third of take_along_axis's time (3 against 13 µs)."""
+        if a.shape[0] == 1:
+            return a[0][index]
         return np.take_along_axis(a, index, axis=1)
 
     def put(self, a: np.ndarray, index: np.ndarray, values: np.ndarray) -> np.ndarray:
-        np.put_along_axis(a, index, values, axis=1)
+        if a.shape[0] == 1 and index.shape[0] == 1:
+            a[0][index[0]] = values[0]
+        else:
+            np.put_along_axis(a, index, values, axis=1)
         return a
 
     def argsort(self, a: np.ndarray, descending: bool = False, stable: bool = True
@@ -51,8 +61,7 @@ class NumpyOps:
         """The indices of each row's m largest values, largest first."""
         if m < a.shape[1]:
             part = np.argpartition(-a, m - 1, axis=1)[:, :m]
-            return np.take_along_axis(part, np.argsort(-np.take_along_axis(a, part, axis=1),
-                                                       axis=1, kind="stable"), axis=1)
+            return self.take(part, np.argsort(-self.take(a, part), axis=1, kind="stable"))
         return np.argsort(-a, axis=1, kind="stable")
 
     def group_sum(self, values: np.ndarray, gid: np.ndarray, groups: int) -> np.ndarray:
@@ -103,6 +112,9 @@ class TorchOps:
 
     def numpy(self, a: torch.Tensor) -> np.ndarray:
         return a.cpu().numpy()
+
+    def positive(self, a: torch.Tensor) -> torch.Tensor:
+        return torch.clamp(a, min=0.0)
 
     def take(self, a: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
         return torch.gather(a, 1, index)

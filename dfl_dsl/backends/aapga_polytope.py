@@ -11,6 +11,8 @@ fractional-knapsack greedy.
 
 from __future__ import annotations
 
+from functools import cached_property
+
 import numpy as np
 
 from ..compile.scm import SCMForm
@@ -36,17 +38,29 @@ class Polytope:
         self.unit = bool(np.all(cost == 1.0))  # a cardinality row: no products with the costs
         self.free = bool(np.all(form.upper > 0))  # no item fixed out: no mask for them
         self.G = G
-        self.gid = ops.ints(np.where(groups >= 0, groups, G))
+        if not self.single:  # one group needs no ids: its sums are plain sums
+            self.gid = ops.ints(np.where(groups >= 0, groups, G))
         self.cost, self.upper = as_t(cost), as_t(form.upper)
-        self.cost2, self.zero = self.cost**2, xp.zeros_like(self.upper)
-        self.kinks = xp.concatenate([-self.cost2, self.cost2])  # slope changes of Σ c x(τ)
+        self.zero = xp.zeros_like(self.upper)
         self.full = (self.cost * self.upper).sum().reshape(1, 1)  # Σ c u
+        self.full_value = float(self.full[0, 0])
         self.caps = as_t(caps if self.single else np.append(caps, np.inf))
+        self.over = self.caps * (1 + 1e-12)  # a load above this is over the cap
         self.cap = float(caps[0])  # one group's cap, without reading it back from the device
         self.weight = self.cost * self.upper
         live = cost[form.upper > 0]
         self.cheapest = float(live.min()) if len(live) else np.inf  # bounds what a cap holds
         self._tau = None  # the last projection's multipliers
+
+    @cached_property
+    def cost2(self):
+        return self.cost**2
+
+    @cached_property
+    def kinks(self):
+        """The slope changes of Σ c x(τ) (only projections need them: the full problem's
+        polytope, 20,000 items on the benchmark, only picks and starts)."""
+        return self.ops.xp.concatenate([-self.cost2, self.cost2])
 
     def inside(self):
         """A start (1, n) in P: u/2, scaled down until every group's cap holds it (for a
@@ -78,12 +92,32 @@ class Polytope:
         of the piecewise-linear Σ c x(τ) = cap: read off the sorted breakpoints for one
         group, found by Newton steps kept inside a bracket for several."""
         box = self.clip(v)
-        active = self._load(box) > self.caps * (1 + 1e-12)
+        active = self._load(box) > self.over
         if not bool(active.any()):
             return box
         if self.single:
+            if v.shape[0] == 1:
+                return self._project_point(v)
             return self.ops.xp.where(active, self._project_single(v), box)
         return self._project_groups(v, active, iters)
+
+    def _project_point(self, v):
+        """`_project_single` for one point (1, n) (the ascent's case), in one dimension with
+        τ as a number: the same arithmetic in two thirds of the calls."""
+        xp, w = self.ops.xp, v[0]
+        if self.unit:
+            points = xp.concatenate([w - self.upper, w])
+        else:
+            points = xp.concatenate([(w - self.upper) / self.cost, w / self.cost])
+        order = xp.argsort(points)
+        points = points[order]
+        slope = xp.cumsum(self.kinks[order], axis=0)
+        s = self.full_value + xp.cumsum(slope[:-1] * (points[1:] - points[:-1]), axis=0)
+        last = int((s > self.cap).sum())  # s falls from Σ c u > cap at the first breakpoint
+        s0 = self.full_value if last == 0 else float(s[last - 1])
+        t0, k0 = float(points[last]), float(slope[last])
+        tau = t0 + (self.cap - s0) / k0 if k0 < 0 else t0
+        return self.clip(v - (tau if self.unit else tau * self.cost))
 
     def _project_single(self, v):
         """One group, exactly and without a loop: s(τ) = Σ c_i clip(v_i − τ c_i, 0, u_i) falls
@@ -99,9 +133,11 @@ class Polytope:
         order = ops.argsort(points, stable=False)
         points = ops.take(points, order)
         slope = xp.cumsum(self.kinks[order], axis=1)
-        rise = xp.cumsum(slope[:, :-1] * xp.diff(points, axis=1), axis=1)
-        s = xp.concatenate([xp.broadcast_to(self.full, (v.shape[0], 1)), self.full + rise], axis=1)
-        last = xp.clip((s > self.caps).sum(axis=1, keepdims=True) - 1, 0, None)
+        rise = xp.cumsum(slope[:, :-1] * (points[:, 1:] - points[:, :-1]), axis=1)
+        full = self.full if v.shape[0] == 1 else xp.broadcast_to(self.full, (v.shape[0], 1))
+        s = xp.concatenate([full, self.full + rise], axis=1)
+        # the segment where s crosses the cap: s falls from s[0] = Σ c u > cap (an active row)
+        last = (s[:, 1:] > self.caps).sum(axis=1, keepdims=True)
         s0, t0, k0 = ops.take(s, last), ops.take(points, last), ops.take(slope, last)
         tau = xp.where(k0 < 0, t0 + (self.caps - s0) / xp.where(k0 < 0, k0, -1.0), t0)
         return self.clip(v - (tau if self.unit else tau * self.cost))
@@ -131,30 +167,46 @@ class Polytope:
         self._tau = tau
         return x
 
-    def _greedy(self, grad, widen: float):
-        """The fractional-knapsack greedy over P with every cap × `widen`: in each group, the
-        items by falling gain per cost, filled up to the cap (the last one fractionally).
-        Returns the items in that order and the amount each gets (B, m). One group needs only
-        the items its cap can hold (`ops.top`); several, two stable sorts."""
+    def _ranked(self, grad, widen: float):
+        """The items by falling gain per cost, group after group, that the greedy over P with
+        every cap × `widen` looks at, and the gains per cost (−inf where nothing is gained).
+        One group needs only the items its cap can hold (`ops.top`); several, two stable
+        sorts."""
         ops, xp = self.ops, self.ops.xp
         live = grad > 0 if self.free else (grad > 0) & (self.upper > 0)
         ratio = xp.where(live, grad if self.unit else grad / self.cost, -np.inf)
-        caps = self.caps * widen
         if self.single:
-            fits = self.cap * widen / self.cheapest + 1 if self.cheapest > 0 else np.inf
-            order = ops.top(ratio, int(min(self.upper.shape[0], fits)))
-            weight = self.weight[order]
+            return ops.top(ratio, self._holds(widen)), ratio
+        order = ops.argsort(ratio, descending=True)
+        return ops.take(order, ops.argsort(self.gid[order])), ratio
+
+    def _holds(self, widen: float) -> int:
+        """How many items one group's cap × `widen` can hold at most."""
+        fits = self.cap * widen / self.cheapest + 1 if self.cheapest > 0 else np.inf
+        return int(min(self.upper.shape[0], fits))
+
+    def _amounts(self, order, ratio, widen: float):
+        """The fractional-knapsack greedy's amounts (B, m) for the items in `order`: each
+        group's items filled up to its cap × `widen`, the last one fractionally."""
+        ops, xp = self.ops, self.ops.xp
+        caps = self.caps * widen
+        weight = self.weight[order]
+        if self.single:
             room = caps - (xp.cumsum(weight, axis=1) - weight)
         else:
-            order = ops.argsort(ratio, descending=True)
-            order = ops.take(order, ops.argsort(self.gid[order]))
             gid = self.gid[order]
-            weight = self.weight[order]
             before = xp.cumsum(weight, axis=1) - weight
             first = ops.group_reduce(before, gid, self.G + 1, "min", np.inf)
             room = caps[gid] - (before - ops.take(first, gid))  # each group starts at its first
-        amount = xp.minimum(xp.clip(room / self.cost[order], 0.0, None), self.upper[order])
-        return order, xp.where(ops.take(ratio, order) > -np.inf, amount, 0.0)
+        amount = xp.minimum(ops.positive(room if self.unit else room / self.cost[order]),
+                            self.upper[order])
+        return xp.where(ops.take(ratio, order) > -np.inf, amount, 0.0)
+
+    def _greedy(self, grad, widen: float):
+        """The fractional-knapsack greedy over P with every cap × `widen`: the items it looks
+        at, in its order, and the amount each gets (B, m)."""
+        order, ratio = self._ranked(grad, widen)
+        return order, self._amounts(order, ratio, widen)
 
     def argmax(self, grad, widen: float = 1.0):
         """argmax_{v∈P} gradᵀv (with the caps × `widen`), for each row of grad (B, n)."""
@@ -171,3 +223,15 @@ class Polytope:
         """max_{v∈P} gradᵀv per row, without building v (the Frank–Wolfe gap's half)."""
         order, amount = self._greedy(grad, 1.0)
         return (self.ops.take(grad, order) * amount).sum(axis=1)
+
+    def picked_and_max(self, grad, widen: float) -> tuple[np.ndarray, float]:
+        """picked(grad, widen) and linear_max(grad) for grad's first row from one ranking:
+        the widened greedy's order starts with the plain one's (two passes over 20,000
+        gains on the benchmark instead of four)."""
+        order, ratio = self._ranked(grad[:1], widen)
+        wide = self._amounts(order, ratio, widen)
+        picked = np.sort(self.ops.numpy(order[0][wide[0] > 0]))
+        if self.single:
+            order = order[:, : self._holds(1.0)]
+        best = (self.ops.take(grad[:1], order) * self._amounts(order, ratio, 1.0)).sum(axis=1)
+        return picked, float(best[0])

@@ -30,25 +30,35 @@ def _pipage(x: np.ndarray, group: np.ndarray, rng: np.random.Generator,
     coordinate of a (row, group) is rounded down."""
     B, p = x.shape
     flat = x.ravel()  # a copy when x is a strided view: written back at the end
-    wts = np.tile(np.ones(p) if weight is None else weight, B)
+    wts = None if weight is None else np.tile(weight, B)  # unit weights: no products
     key = (np.arange(B)[:, None] * (int(group.max(initial=0)) + 1) + group[None, :]).ravel()
-    frac = np.nonzero((flat > 1e-9) & (flat < 1 - 1e-9))[0]
+    frac = np.flatnonzero((flat > 1e-9) & (flat < 1 - 1e-9))
     while len(frac) >= 2:
         f = frac[np.argsort(key[frac] + rng.random(len(frac)))]  # shuffled within each key
         k = key[f]
-        starts = np.flatnonzero(np.diff(k, prepend=-1))
+        new = np.ones(len(f), dtype=bool)  # where a key's run starts
+        np.not_equal(k[1:], k[:-1], out=new[1:])
+        starts = np.flatnonzero(new)
         rank = np.arange(len(f)) - np.repeat(starts, np.diff(starts, append=len(f)))
-        first = np.flatnonzero((rank % 2 == 0) & np.append(k[1:] == k[:-1], False))
+        new[:-1] = new[1:]  # the next one is in the same run: not its start
+        new[-1] = True
+        first = np.flatnonzero((rank % 2 == 0) & ~new)
         if not len(first):
             break
         i, j = f[first], f[first + 1]
-        up = np.minimum((1 - flat[i]) * wts[i], flat[j] * wts[j])  # weight moved from j to i
-        down = np.minimum(flat[i] * wts[i], (1 - flat[j]) * wts[j])  # from i to j
+        a, b = flat[i], flat[j]
+        if wts is None:
+            up, down = np.minimum(1 - a, b), np.minimum(a, 1 - b)  # moved from j to i, i to j
+        else:
+            up = np.minimum((1 - a) * wts[i], b * wts[j])
+            down = np.minimum(a * wts[i], (1 - b) * wts[j])
         moved = np.where(rng.random(len(i)) < down / (up + down), up, -down)
-        flat[i] += moved / wts[i]
-        flat[j] -= moved / wts[j]
-        flat[f] = np.where(flat[f] < 1e-9, 0.0, np.where(flat[f] > 1 - 1e-9, 1.0, flat[f]))
-        frac = f[(flat[f] > 0.0) & (flat[f] < 1.0)]
+        flat[i] = a + (moved if wts is None else moved / wts[i])
+        flat[j] = b - (moved if wts is None else moved / wts[j])
+        v = flat[f]
+        v = np.where(v < 1e-9, 0.0, np.where(v > 1 - 1e-9, 1.0, v))
+        flat[f] = v
+        frac = f[(v > 0.0) & (v < 1.0)]
     x[...] = np.where(flat > 1 - 1e-9, 1.0, 0.0).reshape(B, p)
 
 
@@ -59,11 +69,13 @@ def _rows_of(form: SCMForm, x: np.ndarray) -> np.ndarray:
 
 
 def _shares(form: SCMForm, t: np.ndarray, rows: np.ndarray, data: np.ndarray,
-            sign: float = 1.0) -> np.ndarray:
+            sign: float = 1.0, weighted: bool = True) -> np.ndarray:
     """w_r (φ_r(t_r ± a_ri) − φ_r(t_r)) for nonzeros a_ri at `rows` with values `data`: each
-    nonzero's share of its item's marginal gain, t (R,) or (B, R)."""
+    nonzero's share of its item's marginal gain, t (R,) or (B, R); `weighted` False when
+    every w_r is 1."""
     t = t[..., rows]
-    return (form.atoms(t + sign * data, rows) - form.atoms(t, rows)) * form.w[rows]
+    moved = form.atoms(t + data if sign > 0 else t - data, rows) - form.atoms(t, rows)
+    return moved * form.w[rows] if weighted else moved
 
 
 def _gains(form: SCMForm, t: np.ndarray, cols: np.ndarray, sign: float = 1.0) -> np.ndarray:
@@ -109,9 +121,10 @@ class _Room:
         self.form = form
         self.free = (x < 0.5) & (form.upper > 0.5)
         self.used = float(np.where(x > 0.5, form.cost, 0.0).sum())
-        self.group = np.where(form.groups >= 0, form.groups, len(form.group_caps))
-        self.count = _group_use(form, x)
-        self.caps = _group_caps(form)[self.group]
+        if form.kind == "partition":
+            self.group = np.where(form.groups >= 0, form.groups, len(form.group_caps))
+            self.count = _group_use(form, x)
+            self.caps = _group_caps(form)[self.group]
 
     def mask(self) -> np.ndarray:
         form = self.form
@@ -124,7 +137,8 @@ class _Room:
     def take(self, i: int) -> None:
         self.free[i] = False
         self.used += self.form.cost[i]
-        self.count[self.group[i]] += 1
+        if self.form.kind == "partition":
+            self.count[self.group[i]] += 1
 
 
 def _fill(form: SCMForm, x: np.ndarray) -> np.ndarray:
@@ -137,20 +151,29 @@ def _fill(form: SCMForm, x: np.ndarray) -> np.ndarray:
     room = _Room(form, x)
     if not room.mask().any():
         return x
-    rows, data, ends = form.nonzeros(np.arange(n))
+    cols = _Columns(form)
+    rows, data, owner, ends = cols.rows, cols.data, cols.owner, cols.ends
     begins = ends - np.diff(ends, prepend=0)
-    owner = np.repeat(np.arange(n), ends - begins)
     t = _rows_of(form, x)
-    share = _shares(form, t, rows, data)
+    share = _shares(form, t, rows, data, weighted=cols.weighted)
     gain = np.bincount(owner, weights=share, minlength=n) + form.g
+    gain[~room.free] = -np.inf  # in the set or fixed out: never picked (−inf + δ stays −inf)
+    # with unit costs (or none), an item not in the set fits as long as one more item does
+    capped = form.kind in ("knapsack", "partition")
     hit = np.zeros(len(t), dtype=bool)
     while True:
-        fits = room.mask()
-        score = gain / form.cost if form.kind == "knapsack" else gain
-        best = int(np.argmax(np.where(fits, score, -np.inf)))
-        if not fits[best] or gain[best] <= 1e-12:
+        if capped:
+            fits = room.mask()
+            score = gain / form.cost if form.kind == "knapsack" else gain
+            best = int(np.argmax(np.where(fits, score, -np.inf)))
+            fit = bool(fits[best])
+        else:
+            best = int(np.argmax(gain))
+            fit = form.cost[best] <= form.budget - room.used + 1e-9
+        if not fit or gain[best] <= 1e-12:
             return x
         x[best] = 1.0
+        gain[best] = -np.inf
         room.take(best)
         picked = slice(begins[best], ends[best])
         r = rows[picked]
@@ -158,7 +181,7 @@ def _fill(form: SCMForm, x: np.ndarray) -> np.ndarray:
         hit[r] = True
         touched = np.flatnonzero(hit[rows])
         hit[r] = False
-        new = _shares(form, t, rows[touched], data[touched])
+        new = _shares(form, t, rows[touched], data[touched], weighted=cols.weighted)
         gain += np.bincount(owner[touched], weights=new - share[touched], minlength=n)
         share[touched] = new
 
@@ -166,11 +189,16 @@ def _fill(form: SCMForm, x: np.ndarray) -> np.ndarray:
 class _Columns:
     """The form's nonzeros as stored, column after column, with each one's column: the swap
     passes pick the nonzeros of a set of items by a mask over them (two calls) instead of
-    gathering each item's run (ten)."""
+    gathering each item's run (ten). The flags say which of b, w and g do nothing (b = 0,
+    w = 1, g = 0: the benchmark's features), so that the fill's and the swaps' steps skip
+    them."""
 
     def __init__(self, form: SCMForm) -> None:
-        self.rows, self.data, ends = form.nonzeros(np.arange(form.n))
-        self.owner = np.repeat(np.arange(form.n), np.diff(ends, prepend=0))
+        self.rows, self.data, self.ends = form.nonzeros(np.arange(form.n))
+        self.rows = self.rows.astype(np.int64)  # numpy gathers by int64 in half the time
+        self.owner = np.repeat(np.arange(form.n), np.diff(self.ends, prepend=0))
+        self.shifted, self.weighted = bool(np.any(form.b != 0)), bool(np.any(form.w != 1))
+        self.linear = bool(np.any(form.g != 0))
 
 
 class _Scores(NamedTuple):
@@ -178,6 +206,7 @@ class _Scores(NamedTuple):
     gain F(S + i) − F(S) or, for the items of S, loss F(S − i) − F(S), and those per item."""
 
     inside: np.ndarray
+    held: np.ndarray  # the nonzeros of the items of S
     t: np.ndarray
     share: np.ndarray
     gain: np.ndarray
@@ -187,11 +216,15 @@ def _scores(form: SCMForm, cols: _Columns, x: np.ndarray) -> _Scores:
     """Every item's gain or loss at the set x in one pass over the nonzeros."""
     inside = x > 0.5
     held = inside[cols.owner]
-    t = form.b + np.bincount(cols.rows[held], weights=cols.data[held], minlength=len(form.b))
-    share = _shares(form, t, cols.rows, np.where(held, -cols.data, cols.data))
-    gain = np.bincount(cols.owner, weights=share, minlength=form.n) + np.where(inside, -form.g,
-                                                                               form.g)
-    return _Scores(inside, t, share, gain)
+    t = np.bincount(cols.rows[held], weights=cols.data[held], minlength=len(form.b))
+    if cols.shifted:
+        t = form.b + t
+    share = _shares(form, t, cols.rows, np.where(held, -cols.data, cols.data),
+                    weighted=cols.weighted)
+    gain = np.bincount(cols.owner, weights=share, minlength=form.n)
+    if cols.linear:
+        gain = gain + np.where(inside, -form.g, form.g)
+    return _Scores(inside, held, t, share, gain)
 
 
 def _swap_change(form: SCMForm, cols: _Columns, at: _Scores, out: np.ndarray,
@@ -202,7 +235,7 @@ def _swap_change(form: SCMForm, cols: _Columns, at: _Scores, out: np.ndarray,
     grouped by row), so a pass costs the shared rows, not |out| copies of t."""
     t, share = at.t, at.share
     change = at.gain[out][:, None] + at.gain[into][None, :]
-    held = at.inside[cols.owner]
+    held = at.held
     rows_a, data_a, owner_a = cols.rows[held], cols.data[held], cols.owner[held]
     wanted = np.zeros(form.n, dtype=bool)
     wanted[into] = True
@@ -217,8 +250,11 @@ def _swap_change(form: SCMForm, cols: _Columns, at: _Scores, out: np.ndarray,
     r = rows_b[pair_b]
     # [φ(t − a + b) − φ(t − a)] − [φ(t + b) − φ(t)]: b's share once a has left, less its share
     without = t[r] - data_a[pair_a]
-    both = ((form.atoms(without + data_b[pair_b], r) - form.atoms(without, r)) * form.w[r]
-            - share[picked][pair_b])
+    both = form.atoms(without + data_b[pair_b], r)
+    both -= form.atoms(without, r)
+    if cols.weighted:
+        both *= form.w[r]
+    both -= share[picked][pair_b]
     position = np.zeros(form.n, dtype=np.int64)
     position[out], position[into] = np.arange(len(out)), np.arange(len(into))
     pair = position[owner_a[pair_a]] * len(into) + position[owner_b[pair_b]]
@@ -232,32 +268,38 @@ def _apply_swaps(form: SCMForm, x: np.ndarray, change: np.ndarray, out: np.ndarr
     and a swap elsewhere leaves them exact — and the set stays feasible. Returns how many."""
     A = form.A_csc
     touched = np.zeros(A.shape[0], dtype=bool)
-    used_out, used_in = np.zeros(len(out), dtype=bool), np.zeros(len(into), dtype=bool)
+    used: set[int] = set()  # the items of the swaps made
     good = np.flatnonzero(change > tol)
     made = 0
     for flat in good[np.argsort(-change.ravel()[good], kind="stable")][: 2 * len(out)]:
         a, b = divmod(int(flat), len(into))
-        rows = np.concatenate([A.indices[A.indptr[out[a]] : A.indptr[out[a] + 1]],
-                               A.indices[A.indptr[into[b]] : A.indptr[into[b] + 1]]])
-        if used_out[a] or used_in[b] or touched[rows].any():
+        a, b = int(out[a]), int(into[b])
+        if a in used or b in used:  # most candidates: the best few pairs share an item
             continue
-        x[out[a]], x[into[b]] = 0.0, 1.0
+        rows = np.concatenate([A.indices[A.indptr[a] : A.indptr[a + 1]],
+                               A.indices[A.indptr[b] : A.indptr[b + 1]]])
+        if touched[rows].any():
+            continue
+        x[a], x[b] = 0.0, 1.0
         if not form.feasible(x):
-            x[out[a]], x[into[b]] = 1.0, 0.0
+            x[a], x[b] = 1.0, 0.0
             continue
-        touched[rows] = used_out[a] = used_in[b] = True
+        touched[rows] = True
+        used.update((a, b))
         made += 1
     return made
 
 
-def _swap(form: SCMForm, x: np.ndarray, max_swaps: int) -> np.ndarray:
+def _swap(form: SCMForm, x: np.ndarray, max_swaps: int, value: float | None = None
+          ) -> np.ndarray:
     """Improving 1-swaps — every (chosen item out, candidate in) pair scored exactly in one
     vectorized pass, then the best ones that don't interact made together — until none
     improves or `max_swaps` passes. Candidates: the 2|chosen| items of largest marginal gain,
     which keeps a pass at |chosen|² pairs however many items there are. One pass over the
-    nonzeros gives every item's gain (outside the set) or loss (inside) at once."""
+    nonzeros gives every item's gain (outside the set) or loss (inside) at once. `value`:
+    F(x), when the caller has it (it scales the tolerance)."""
     x = x.copy()
-    tol = 1e-12 * max(1.0, abs(float(form.value(x)[0])))
+    tol = 1e-12 * max(1.0, abs(float(form.value(x)[0]) if value is None else value))
     cols = _Columns(form)
     live = form.upper > 0.5
     for _ in range(max_swaps):
@@ -268,8 +310,9 @@ def _swap(form: SCMForm, x: np.ndarray, max_swaps: int) -> np.ndarray:
             break
         if len(into) > 2 * len(chosen):
             into = into[np.argpartition(-at.gain[into], 2 * len(chosen))[: 2 * len(chosen)]]
-        change = np.where(_swap_fits(form, x, chosen, into),
-                          _swap_change(form, cols, at, chosen, into), -np.inf)
+        change = _swap_change(form, cols, at, chosen, into)
+        if form.kind not in ("cardinality", "none"):  # where every swap of S fits anyway
+            change = np.where(_swap_fits(form, x, chosen, into), change, -np.inf)
         if not _apply_swaps(form, x, change, chosen, into, tol):
             break
     return x
@@ -320,8 +363,11 @@ def round_solution(form: SCMForm, frac: np.ndarray, *, roundings: int = 8,
         candidates = np.vstack([candidates, pool == single])
     best = candidates[int(np.argmax(sub.value(candidates)))]
     filled = [_fill(sub, start) for start in (best, np.zeros(sub.n))]
+    values = sub.value(np.stack(filled))
+    better = int(np.argmax(values))
     x = np.zeros(form.n)
-    x[pool] = _swap(sub, filled[int(np.argmax(sub.value(np.stack(filled))))], max_swaps)
-    if _Room(form, x).mask().any():  # the support ran out of items that fit
-        x = _fill(form, x)
+    x[pool] = chosen = _swap(sub, filled[better], max_swaps, float(values[better]))
+    if not _Room(form, x).mask().any():  # every item in the set is in the support
+        return x, float(sub.value(chosen)[0])
+    x = _fill(form, x)  # the support ran out of items that fit
     return x, float(form.value(x)[0])

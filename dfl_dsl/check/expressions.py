@@ -412,6 +412,8 @@ class ExpressionRules:
         return Info(kind="set", set_dim=1, integer=True, sign=lo.sign)
 
     def _e_SetLiteral(self, node: ast.SetLiteral, scope: Scope) -> Info:
+        if node.elements and self.expr(node.elements[0], scope).kind == "set":
+            return self._set_product(node, scope)  # AMPL's `{ORIG, DEST}`
         for element in node.elements:
             info = self.expr(element, scope)
             if not info.is_data or info.kind not in ("num", "elem") or info.shape != ():
@@ -430,7 +432,7 @@ class ExpressionRules:
                 f"`{node.op}` of sets of {left.set_dim}-tuples and {right.set_dim}-tuples",
                 node.pos,
             )
-        integer = left.integer and (right.integer or node.op != "union")
+        integer = left.integer and (right.integer or node.op not in ("union", "symdiff"))
         return Info(kind="set", set_dim=left.set_dim or right.set_dim, integer=integer)
 
     def _number(self, node: ast.Expr, scope: Scope) -> Info:

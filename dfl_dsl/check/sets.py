@@ -17,9 +17,9 @@ class SetRules:
 
     # ------------------------------------------------------------------ statements
     def _SetDecl(self, stmt: ast.SetDecl) -> None:
-        scope, arity = ({}, 0) if stmt.index is None else self._set_family(stmt.index)
+        scope, arity, _ = self._domain(stmt.index)  # `set S{I}`: its dummies, S[...]'s arity
         dim, integer = stmt.dimen, False  # a set of tuples says so (`within A * B`, `dimen 2`)
-        for part in (stmt.within, stmt.value):
+        for part in (stmt.within, stmt.value, stmt.default):
             if part is None:
                 continue
             info = self.expr(part, scope)
@@ -38,15 +38,6 @@ class SetRules:
             integer = integer or info.integer
         self.symbols[stmt.name] = SetSymbol(stmt.name, stmt, "set", dim=dim or 1,
                                             integer=integer, index=stmt.index, arity=arity)
-
-    def _set_family(self, index: ast.SetIndex) -> tuple[Scope, int | None]:
-        """`set S{I}`: the dummies its `=`/`within` may use, and the subscripts S[...] takes."""
-        scope = self.index(index, {})
-        arity: int | None = 0
-        for item in index.items:
-            width = len(item.names) if item.names else self.info(item.set).set_dim
-            arity = None if arity is None or width is None else arity + width
-        return scope, arity
 
     def _Check(self, stmt: ast.Check) -> None:
         scope = self.index(stmt.index, {}) if stmt.index is not None else {}
@@ -72,6 +63,19 @@ class SetRules:
             integer = integer and info.integer
         self.infos[id(node.body)] = Info(kind="elem")
         return Info(kind="set", set_dim=len(parts), integer=integer)
+
+    def _set_product(self, node: ast.SetLiteral, scope: Scope) -> Info:
+        """AMPL's `{A, B}` of sets: the index's product, as `A cross B`."""
+        infos = [self.expr(e, scope) for e in node.elements]
+        for element, info in zip(node.elements, infos, strict=True):
+            if info.kind != "set":
+                raise DflError(f"`{{A, B}}` of sets is their product, but this is "
+                               f"{describe(info)}", element.pos,
+                               hint="a set literal lists elements, or sets (a product), "
+                                    "not both")
+        dims = [i.set_dim for i in infos]
+        return Info(kind="set", set_dim=None if None in dims else sum(dims),
+                    integer=all(i.integer for i in infos))
 
     def _e_Tuple(self, node: ast.Tuple, scope: Scope) -> Info:
         raise DflError("a tuple `(a, b)` can't be used here", node.pos,

@@ -59,6 +59,9 @@ class StatementRules:
                 raise DflError(f"a param's {what} must be computed from data only", part.pos)
             if info.kind == "set":
                 raise DflError(f"a param's {what} must be a number, not a set", part.pos)
+            if info.kind == "bool":  # `default 1 >= 0`: the check was read into the value
+                raise DflError(f"a param's {what} must be a number, not a condition", part.pos,
+                               hint="a check after a value needs a comma: `default 1, >= 0`")
             if stmt.index is None or isinstance(stmt.index, ast.ShapeIndex):
                 want = shape if stmt.index is not None else ()
                 if what == "value" and len(info.shape) != len(want) and info.shape != ():
@@ -177,7 +180,7 @@ class StatementRules:
         self.symbols[stmt.name] = Symbol(stmt.name, stmt, "constraint")
 
     def _constraint_body(self, body: ast.Compare, scope: Scope) -> Info:
-        for op, right in zip(body.ops, body.operands[1:], strict=True):
+        for k, (op, right) in enumerate(zip(body.ops, body.operands[1:], strict=True)):
             if op in ("<", ">"):
                 raise DflError(
                     f"strict `{op}` can't be a constraint",
@@ -185,11 +188,11 @@ class StatementRules:
                     hint=f"use `{op}=`",
                 )
             if op == "!=":
-                raise DflError("`!=` can't be a constraint", between(body, right))
+                raise DflError(f"`{body.spelled(k)}` can't be a constraint", between(body, right))
         ops = body.ops
         if len(ops) > 2 or (len(ops) == 2 and (ops[0] != ops[1] or "==" in ops)):
             raise DflError(
-                f"mixed-direction chained comparison `{body.ops[0]}` ... `{body.ops[1]}`",
+                f"mixed-direction chained comparison `{body.spelled(0)}` ... `{body.spelled(1)}`",
                 body.operands[1].pos,
                 hint="a chain is `lo <= e <= hi` or `hi >= e >= lo`",
             )
@@ -222,7 +225,7 @@ class StatementRules:
             else:
                 need = "concave"
             if not fits(info.curv, need):
-                self._refuse_constraint(body, op, need)
+                self._refuse_constraint(body, body.spelled(0), need)
         return diff
 
     def _refuse_constraint(self, body: ast.Compare, op: str, need: str) -> None:

@@ -161,6 +161,11 @@ class ConditionRules:
         return Val(RowRanges(lo_arr, hi_arr), True, (), "set")
 
     def _v_SetLiteral(self, node: ast.SetLiteral, frame: Frame) -> Val:
+        if node.elements and self.value(node.elements[0], frame).kind == "set":
+            product = self.set_of(node.elements[0], frame)  # AMPL's `{ORIG, DEST}`
+            for element in node.elements[1:]:
+                product = cross(product, self.set_of(element, frame))
+            return Val(product, kind="set")
         keys = []
         for element in node.elements:
             v = self.value(element, frame)
@@ -181,6 +186,9 @@ class ConditionRules:
     def _v_SetOp(self, node: ast.SetOp, frame: Frame) -> Val:
         left = self.set_of(node.left, frame)
         right = self.set_of(node.right, frame)
+        if isinstance(left, RowSets) and isinstance(right, SetValue) and node.op in (
+                "diff", "inter") and left.dim == right.dim:  # `S[i] diff T`: each row's
+            return Val(left.keep(right, inside=node.op == "inter"), True, (), "set")
         if not isinstance(left, SetValue) or not isinstance(right, SetValue):
             raise DflError(
                 f"`{node.op}` of sets that depend on dummies is not supported", node.pos
@@ -195,6 +203,10 @@ class ConditionRules:
             return Val(SetValue(keys[keep]), kind="set")
         inside = right.position(left.keys) >= 0
         keep = inside if node.op == "inter" else ~inside
+        if node.op == "symdiff":  # in one but not both: left's, then right's, in order
+            theirs = ~(left.position(right.keys) >= 0)
+            return Val(SetValue(np.concatenate([left.keys[keep], right.keys[theirs]])),
+                       kind="set")
         return Val(SetValue(left.keys[keep]), kind="set")
 
 

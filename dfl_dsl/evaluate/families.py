@@ -8,7 +8,7 @@ set per element.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -26,13 +26,24 @@ class SetFamily:
     keys: np.ndarray  # (m, dim)
     starts: np.ndarray  # (domain.n + 1,)
     circular: bool = False
+    _index: SetValue | None = field(default=None, repr=False)
 
     def members(self, pos: np.ndarray, framed: bool) -> SetValue | RowSets:
         """The member sets at entry positions `pos` (one per frame row, or one in all)."""
         if framed:
-            return RowSets(self.keys, self.starts[pos], self.starts[pos + 1])
+            return RowSets(self.keys, self.starts[pos], self.starts[pos + 1], pos, self.index,
+                           self.circular)
         p = int(pos[0])
         return SetValue(self.keys[self.starts[p] : self.starts[p + 1]], circular=self.circular)
+
+    @property
+    def index(self) -> SetValue:
+        """(entry, member...) for every member: `j in S[i]` tests are lookups in it (built on
+        first use, then kept: the family is fixed once bound)."""
+        if self._index is None:
+            owners = np.repeat(np.arange(self.domain.n, dtype=np.int64), np.diff(self.starts))
+            self._index = SetValue(np.concatenate([owners[:, None], self.keys], axis=1))
+        return self._index
 
     def all_members(self) -> SetValue:
         """Every member of every set (repeats kept): what a `within` check looks at."""

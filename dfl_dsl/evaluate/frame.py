@@ -122,6 +122,11 @@ class RowSets:
     keys: np.ndarray  # (m, dim)
     begin: np.ndarray  # (n,)
     end: np.ndarray  # (n,)
+    # for the sets of an indexed set: each row's entry, and the (entry, member...) table of
+    # the whole family, so that a membership test is one lookup per row
+    owner: np.ndarray | None = None
+    index: SetValue | None = None
+    circular: bool = False  # `next`/`prev` wrap around
 
     @property
     def counts(self) -> np.ndarray:
@@ -139,12 +144,29 @@ class RowSets:
                                                                    counts)
         return rows, self.keys[np.repeat(self.begin, counts) + offsets]
 
+    def keep(self, other: SetValue, inside: bool) -> RowSets:
+        """Each row's members that are (`inside`) or aren't in `other`, in order."""
+        rows, members = self.members()
+        hit = (other.position(members) >= 0) == inside
+        counts = np.bincount(rows[hit], minlength=len(self.begin))
+        ends = np.cumsum(counts)
+        return RowSets(members[hit], ends - counts, ends)
+
     def contains(self, keys: np.ndarray) -> np.ndarray:
         """Whether row r's set holds `keys[r]` (one key tuple per row, (n, dim))."""
+        return self.locate(keys) >= 0
+
+    def locate(self, keys: np.ndarray) -> np.ndarray:
+        """Where `keys[r]` sits in row r's set, from 0 (-1: not in it)."""
+        if self.index is not None:  # the index's rows are the table's: row - begin
+            at = self.index.position(np.concatenate([self.owner[:, None], keys], axis=1))
+            return np.where(at >= 0, at - self.begin, -1)
         rows, members = self.members()
         mine = np.concatenate([rows[:, None], members], axis=1)
         theirs = np.concatenate([np.arange(len(keys), dtype=np.int64)[:, None], keys], axis=1)
-        return SetValue(mine).position(theirs) >= 0
+        at = SetValue(mine).position(theirs)  # members() lists row r's from its offset on
+        offsets = np.cumsum(self.counts) - self.counts
+        return np.where(at >= 0, at - offsets, -1)
 
 
 SetEvaluator = Callable[[object, Frame], "SetValue | RowRanges"]

@@ -3,11 +3,13 @@
 Every set keeps the order its data or definition gives, so these work on any set (AMPL asks
 for `ordered` sets; declaring one so is accepted). Each is vectorized over a frame's rows: a
 position lookup in the set, arithmetic on positions, a gather of keys. `next` and `prev` past
-either end are errors, as in AMPL, except on a `circular` set, where they wrap around.
+either end are errors, as in AMPL, except on a `circular` set, where they wrap around (as
+`nextw` and `prevw` do on any set); `ord0` is 0 for an element not in the set.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,7 +37,13 @@ SET_FUNCTIONS = {
                         "an element, its set and a step: `next(e, S)`, `next(e, S, k)`"),
     "prev": SetFunction(1, 3, ("elem", "set", "num"), "elem",
                         "an element, its set and a step: `prev(e, S)`, `prev(e, S, k)`"),
+    "nextw": SetFunction(1, 3, ("elem", "set", "num"), "elem",
+                         "an element, its set and a step: `nextw(e, S)` (wraps around)"),
+    "prevw": SetFunction(1, 3, ("elem", "set", "num"), "elem",
+                         "an element, its set and a step: `prevw(e, S)` (wraps around)"),
     "ord": SetFunction(1, 2, ("elem", "set"), "num", "an element and its set: `ord(e, S)`"),
+    "ord0": SetFunction(1, 2, ("elem", "set"), "num",
+                        "an element and a set: `ord0(e, S)` (0 when not in it)"),
     "member": SetFunction(2, 2, ("num", "set"), "elem",
                           "a position and a set: `member(k, S)` (k from 1)"),
 }
@@ -65,36 +73,63 @@ class OrderedRules:
         """`next`, `prev` and `ord`: the element's position in its set, moved or counted."""
         name, args = node.func, node.args
         element = self.value(args[0], frame)
-        the_set = (_fixed(self.set_of(args[1], frame), name) if len(args) > 1
+        the_set = (self.set_of(args[1], frame) if len(args) > 1
                    else _own_set(args[0], frame, name))
         keys = np.asarray(element.payload)
         if element.kind != "elem":
             keys = number_keys(keys)
-        pos = the_set.position(np.atleast_1d(keys).ravel())
-        if np.any(pos < 0):
-            bad = _first(np.atleast_1d(keys).ravel(), pos < 0)
+        step = self.number(args[2], frame) if len(args) > 2 else Val(np.asarray(1))
+        framed = element.framed or step.framed or isinstance(the_set, RowSets)
+        size = frame.n if framed else 1
+        flat = np.broadcast_to(np.atleast_1d(keys).ravel(), (size,))
+        order = _Order.of(the_set, flat, name)
+        if name == "ord0":
+            out = order.pos + 1
+            return Val(out if framed else out.reshape(()), framed, ())
+        if np.any(order.pos < 0):
+            bad = _first(flat, order.pos < 0)
             raise EvalError(f"`{name}`: {element_of(bad)!r} is not in the set")
         if name == "ord":
-            return Val((pos + 1).reshape(keys.shape), element.framed, ())
-        step = self.number(args[2], frame) if len(args) > 2 else Val(np.asarray(1))
-        framed = element.framed or step.framed
-        size = frame.n if framed else 1
+            out = order.pos + 1
+            return Val(out if framed else out.reshape(()), framed, ())
         moves = np.broadcast_to(aligned_array(step, framed, 0, frame.n), (size,))
         if np.any(moves != np.round(moves)):
             raise EvalError(f"`{name}`'s step must be a whole number")
-        sign = 1 if name == "next" else -1
-        moved = np.broadcast_to(pos, (size,)) + sign * moves.astype(np.int64)
-        if the_set.circular and the_set.n:
-            moved = moved % the_set.n
-        out = (moved < 0) | (moved >= the_set.n)
+        sign = 1 if name.startswith("next") else -1
+        moved = order.pos + sign * moves.astype(np.int64)
+        if order.circular or name.endswith("w"):  # `nextw`/`prevw` wrap on any set
+            moved = moved % np.maximum(order.n, 1)
+        out = (moved < 0) | (moved >= order.n)
         if np.any(out):
-            at = element_of(_first(np.broadcast_to(keys, (size,)), out))
-            end = "last" if name == "next" else "first"
-            raise EvalError(f"`{name}` goes past the {end} element of the set, from {at!r}",
+            end = "last" if sign > 0 else "first"
+            raise EvalError(f"`{name}` goes past the {end} element of the set, from "
+                            f"{element_of(_first(flat, out))!r}",
                             f"exclude it with a condition, e.g. `{{t in T: t <> {end}(T)}}`,"
                             " or declare the set `circular` to wrap around")
-        result = the_set.keys[moved, 0]
+        result = order.gather(moved)
         return Val(result if framed else result.reshape(()), framed, (), "elem")
+
+
+@dataclass
+class _Order:
+    """Where elements sit in their set (or in each row's set of `S[i]`): positions from 0,
+    the set sizes, and how to read the element at a position."""
+
+    pos: np.ndarray
+    n: np.ndarray | int
+    circular: bool
+    gather: Callable[[np.ndarray], np.ndarray]
+
+    @staticmethod
+    def of(the_set, keys: np.ndarray, name: str) -> _Order:
+        if isinstance(the_set, RowSets):
+            if the_set.dim != 1:
+                raise EvalError(f"`{name}` needs a set of single elements")
+            return _Order(the_set.locate(keys.reshape(-1, 1)), the_set.counts,
+                          the_set.circular, lambda at: the_set.keys[the_set.begin + at, 0])
+        fixed = _fixed(the_set, name)
+        return _Order(fixed.position(keys), fixed.n, fixed.circular,
+                      lambda at: fixed.keys[at, 0])
 
 
 def _end(the_set: SetValue | RowRanges | RowSets, name: str) -> Val:

@@ -54,7 +54,8 @@ def _pass_unit_rules_through(callbacks: dict) -> None:
 
 # AMPL's spellings of a comparison, kept as the one the rest of the code knows
 _SAME_OP = {"=": "==", "<>": "!="}
-_ATTR_WORDS = {"value": "=", "within": "within", "order": "ordered", "dimen": "dimen"}
+_ATTR_WORDS = {"value": "=", "within": "within", "order": "ordered", "dimen": "dimen",
+               "default": "default"}
 
 
 def _pos(meta_or_token) -> ast.Pos:
@@ -118,6 +119,9 @@ class _ToAst:
     def set_within(self, meta, c):
         return ("within", c[0])
 
+    def set_default(self, meta, c):
+        return ("default", c[1])
+
     def set_ordered(self, meta, c):
         return ("order", str(c[0]))
 
@@ -133,9 +137,12 @@ class _ToAst:
             if key in attrs:
                 raise DflError(f"set `{c[0]}` repeats `{_ATTR_WORDS[key]}`", _pos(c[0]))
             attrs[key] = value
+        if "value" in attrs and "default" in attrs:
+            raise DflError(f"set `{c[0]}` is computed (`=`), so a `default` has nothing to fill",
+                           _pos(c[0]))
         return ast.SetDecl(str(c[0]), attrs.get("value"), attrs.get("within"), index=c[1],
                            order=attrs.get("order", ""), dimen=attrs.get("dimen"),
-                           pos=_pos(c[0]))
+                           default=attrs.get("default"), pos=_pos(c[0]))
 
     def kind(self, meta, c):
         word = str(c[0])
@@ -147,7 +154,8 @@ class _ToAst:
         return ast.ParamCheck(op, operand, pos=_pos(meta))
 
     def param_value(self, meta, c):
-        return ("default" if str(c[0]) == "default" else "value", c[1], _pos(c[0]))
+        kind = "value" if str(c[0]) == "=" else "default"  # (`:=`: the data may replace it)
+        return (kind, c[1], _pos(c[0]))
 
     def param_attrs(self, meta, c):
         return [x for part in c for x in (part if isinstance(part, list) else [part])]
@@ -248,17 +256,22 @@ class _ToAst:
         return ast.BoolOp("and", c[0], c[1], pos=_pos(meta))
 
     def not_(self, meta, c):
-        return ast.Not(c[0], pos=_pos(meta))
+        return ast.Not(c[1], pos=_pos(meta))
 
     def comp_op(self, meta, c):
         return str(c[0])
 
     def compare(self, meta, c):
-        ops = tuple(_SAME_OP.get(op, op) for op in c[1::2])
-        return ast.Compare(ops, tuple(c[0::2]), pos=_pos(meta))
+        written = tuple(c[1::2])
+        ops = tuple(_SAME_OP.get(op, op) for op in written)
+        return ast.Compare(ops, tuple(c[0::2]), written if written != ops else (), pos=_pos(meta))
 
     def member(self, meta, c):
         return ast.Member(c[0], c[2], pos=_pos(meta))
+
+    def not_member(self, meta, c):
+        """AMPL's `e not in S`."""
+        return ast.Not(ast.Member(c[0], c[3], pos=_pos(meta)), pos=_pos(meta))
 
     def set_op(self, meta, c):
         return ast.SetOp(str(c[1]), c[0], c[2], pos=_pos(meta))

@@ -25,8 +25,12 @@ from ..errors import DflError, did_you_mean
 KEYWORDS = frozenset(
     "set param var minimize maximize subject to expr model in within binary integer int "
     "predicted uncertain psd default sum if then else and or not stiefel max min union diff "
-    "inter inf symmetric subj check cross setof ordered circular dimen symbolic Infinity".split()
+    "inter inf symmetric subj check cross setof ordered circular dimen symbolic Infinity "
+    "symdiff".split()
 )
+# words that start a param's attribute (after a value they need a comma before them)
+PARAM_ATTRIBUTES = frozenset("default int integer binary symbolic predicted uncertain psd "
+                             "symmetric in".split())
 OPENERS = {"(": ")", "[": "]", "{": "}"}
 CLOSERS = {v: k for k, v in OPENERS.items()}
 # Statements start with these; none of them can continue an expression.
@@ -182,11 +186,13 @@ def _unexpected(ctx: Context) -> DflError:
 
 def _slip(ctx: Context) -> str | None:
     token, last, word = ctx.token, ctx.last, str(ctx.token)
-    glued = last is not None and _order(_after(last)) == _order(_pos(token))
-    if word == "=" and glued and str(last) == ":":
-        return "write `=`, not `:=`"
+    if word == ":=" and ctx.statement and str(ctx.statement[0]) == "var":
+        return "a variable takes no initial value here: remove `:= ...`"
     if token.type == "NAME" and word.lower() in ("st", "subjectto", "subject_to", "s_t"):
         return "a constraint starts with `subject to` or `s.t.`"
+    if "COMMA" in ctx.expected and word in PARAM_ATTRIBUTES and ctx.statement and (
+            str(ctx.statement[0]) == "param"):
+        return "after a value (`= e`, `default e`), the next attribute follows a comma"
     misspelled = ctx.misspelled()  # `minimise`, `binery`, `predicte`
     if misspelled is not None:
         return misspelled

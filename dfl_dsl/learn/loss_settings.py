@@ -28,6 +28,7 @@ class Setting:
     help: str
     valid: Callable[[object], bool]
     want: str  # a valid value, in words, for the error
+    on: bool = True  # the value a bool setting's flag gives (--no-x: False)
 
 
 def _count(value) -> bool:
@@ -61,12 +62,21 @@ SETTINGS: dict[str, Setting] = {
     "task_loss": Setting("--task-loss", str, "what the smoothed decision is trained on: "
                          "regret (cᵀw̄ - z*), l1 or mse against w*",
                          lambda v: v in TASK_LOSSES, " | ".join(TASK_LOSSES)),
-    "solve_ratio": Setting("--solve-ratio", float, "fraction of steps that solve the "
-                           "predictions and grow the solution pool (the others use the "
-                           "pool alone)", _fraction, "a number in [0, 1]"),
-    "variance_reduction": Setting(None, bool, "a leave-one-out baseline in DPO's Stein "
-                                  "gradient (PyEPO's default)", lambda v: isinstance(v, bool),
-                                  "true or false"),
+    "solve_ratio": Setting("--solve-ratio", float, "fraction of steps that solve: the "
+                           "pool losses add the predictions' solutions to the solution pool "
+                           "(the other steps use the pool alone); cave projects onto the "
+                           "cone (the others take its cheap stand-in)", _fraction,
+                           "a number in [0, 1]"),
+    "max_iter": Setting("--max-iter", int, "interior-point iterations of the cone projection "
+                        "(3, CaVE+: under-converged on purpose, inside the cone)", _count,
+                        "an integer >= 1"),
+    "inner_ratio": Setting("--inner-ratio", float, "weight of the mean binding normal in the "
+                           "projection's stand-in on the steps --solve-ratio skips (CaVE "
+                           "hybrid)", _fraction, "a number in [0, 1]"),
+    "variance_reduction": Setting("--no-variance-reduction", bool, "drop the leave-one-out "
+                                  "baseline from DPO's Stein gradient (PyEPO's default keeps "
+                                  "it)", lambda v: isinstance(v, bool), "true or false",
+                                  on=False),
     "seed": Setting(None, int, "the loss's own random generator",
                     lambda v: isinstance(v, int) and not isinstance(v, bool), "an integer"),
 }
@@ -88,9 +98,11 @@ LOSS_SETTINGS: dict[str, dict[str, object]] = {
     "listwise": dict(_POOL),
     "pairwise": dict(_POOL),
     "pointwise": dict(_POOL),
+    "cave": {"max_iter": 3, "solve_ratio": 1.0, "inner_ratio": 0.2, "seed": 135},
     "mse": {},
 }
-"""loss -> {setting: its default}. A loss absent here (the generative losses) takes none."""
+"""loss -> {setting: its default}."""
+GENERATIVE_LOSSES = ("gen-dfl", "nll")  # (of `uncertain` params: --scenarios, --beta instead)
 
 
 def flag_of(key: str) -> str:
@@ -103,13 +115,18 @@ def takes(loss: str) -> str:
     """What `loss` takes, in words: `--samples 10, --sigma 1.0` (defaults), or `no settings`."""
     given = [(SETTINGS[k].flag, v) for k, v in LOSS_SETTINGS.get(loss, {}).items()
              if SETTINGS[k].flag]
-    words = [flag if isinstance(v, bool) else f"{flag} {v}" for flag, v in given]
+    # a bool flag shows as itself: --two-sides turns on, --no-variance-reduction off
+    words = [f"{flag} {v}" for flag, v in given if not isinstance(v, bool)]
+    words += [flag for flag, v in given if isinstance(v, bool)]
     return ", ".join(words) or "no settings"
 
 
 def check_loss_settings(loss: str, settings: dict | None) -> None:
     """Refuse, naming the setting and the loss, a setting `loss` doesn't take (it would be
-    silently ignored) and a value out of range (before any data is read or solved)."""
+    silently ignored) and a value out of range (before any data is read or solved). An
+    unknown loss is left to the trainers, which name the losses they know."""
+    if loss not in LOSS_SETTINGS and loss not in GENERATIVE_LOSSES:
+        return
     own = LOSS_SETTINGS.get(loss, {})
     for key, value in (settings or {}).items():
         if key not in SETTINGS:
@@ -147,5 +164,6 @@ def losses_help() -> str:
 def given_settings(values: dict) -> dict:
     """The loss settings a command line gave: its flags' values that aren't None (or a bool
     flag left off)."""
-    return {k: v for k, v in values.items()
-            if k in SETTINGS and SETTINGS[k].flag and v is not None and v is not False}
+    given = {k: v for k, v in values.items() if k in SETTINGS and SETTINGS[k].flag
+             and v is not None and v is not False}
+    return {k: SETTINGS[k].on if SETTINGS[k].kind is bool else v for k, v in given.items()}

@@ -313,4 +313,4 @@ class MSE(nn.Module):
 LOSSES = {"spo+": SPOPlus, "pfyl": PFYL, "dpo": DPO, "dbb": DBB, "nce": NCE, "mse": MSE}
 
 # the losses in their own modules build on the classes above and add themselves to LOSSES
-from . import losses_mle, losses_ranking  # noqa: E402, F401
+from . import losses_cave, losses_mle, losses_ranking  # noqa: E402, F401

@@ -45,10 +45,12 @@ class _SumOfGamma(_Perturbed):
         self.direction = direction  # ±1 where a predicted param enters the cost, else 0
 
     def sample(self, c_hat: torch.Tensor) -> torch.Tensor:
+        """ε (B, S, n) in float32, as the Gaussian draws (`_Perturbed.sample`): the same seed
+        gives PyEPO's draws for a torch model's float32 predictions, bit for bit."""
         b, n = c_hat.shape
         k, s = self.kappa, SUM_OF_GAMMA_TERMS
-        shape = torch.full((s, b, self.n_samples, n), 1.0 / k, dtype=torch.float64)
-        scale = k / torch.arange(1, s + 1, dtype=torch.float64).view(s, 1, 1, 1)
+        shape = torch.full((s, b, self.n_samples, n), 1.0 / k, dtype=torch.float32)
+        scale = k / torch.arange(1, s + 1, dtype=torch.float32).view(s, 1, 1, 1)
         gamma = torch._standard_gamma(shape, generator=self.generator) * scale
         noise = (gamma.sum(0) - math.log(s)) / k
         return (noise * self.direction).to(c_hat)

@@ -4,22 +4,17 @@ objective compared with an independent Pyomo reference built from hand-copied nu
 from __future__ import annotations
 
 import pytest
-from _ampl import dat, mod, names, numbers, reference
+from _ampl import dat, marks, mod, names, numbers, reference
 
 import dfl_dsl as dfl
-
-# Models that wait for a construct another helper is building (see /work/notes/ampl-failures.md).
-WAITING: dict[str, str] = {}
 
 
 def _cases():
     cases = []
     for name in names():
-        marks = [pytest.mark.xfail(strict=True, reason=WAITING[name])] if name in WAITING else []
         ref = reference(name)
-        marks += [pytest.mark.slow] if getattr(ref, "SLOW", False) else []
         for objective in ref.OBJECTIVES:
-            cases.append(pytest.param(name, objective, marks=marks,
+            cases.append(pytest.param(name, objective, marks=marks(name),
                                       id=name if objective is None else f"{name}-{objective}"))
     return cases
 

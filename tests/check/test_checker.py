@@ -306,3 +306,14 @@ def test_uncertain_param_inside_a_scaled_or_reduced_atom() -> None:
 def test_a_param_entering_nonlinearly_is_named_by_its_kind(expr: str, message: str) -> None:
     with pytest.raises(dfl.DflError, match=re.escape(message)):
         dfl.parse(DECLS + f"minimize o: {expr};\n")
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("var x; s.t. c: x <> 1;", "`<>` can't be a constraint"),
+    ("var x; s.t. c: 0 <= x = 1;", "mixed-direction chained comparison `<=` ... `=`"),
+    ("var x; s.t. c: abs(x) = 1;", "(left side of `=`)"),
+])
+def test_constraint_messages_keep_ampl_spellings(text, message):
+    with pytest.raises(dfl.DflError) as info:
+        dfl.parse(text)
+    assert message in info.value.message

@@ -22,9 +22,11 @@ def test_an_indexed_set_knows_its_index_and_width() -> None:
     assert p.arity == 2 and p.dim == 2
 
 
-def test_setof_and_cross_give_the_tuple_width() -> None:
-    model = dfl.parse("set A; set B; set C = A cross B;\nset D = setof{(a, b) in C} (b, a, b);")
+def test_setof_cross_and_set_literals_of_sets_give_the_tuple_width() -> None:
+    model = dfl.parse("set A; set B; set C = A cross B;\nset D = setof{(a, b) in C} (b, a, b);\n"
+                      "set E = {A, C};")
     assert model.symbols["C"].dim == 2 and model.symbols["D"].dim == 3
+    assert model.symbols["E"].dim == 3
 
 
 @pytest.mark.parametrize(("text", "message", "column", "hint"), [
@@ -40,6 +42,9 @@ def test_setof_and_cross_give_the_tuple_width() -> None:
     ("set P within {1,2}*{3,4}; param a = first(P);", "needs a set of single elements", 43,
      None),
     ("set S; var x{S}; param p = ord(x[1], S);", "works on data, not variables", 32, None),
+    # AMPL's `{A, B}` is a product of sets, never sets and elements mixed
+    ("set A; param b; set C = {A, b};", "`{A, B}` of sets is their product, but this is a "
+     "scalar", 29, "not both"),
     # indexed sets
     ("set T; set S{T}; param c = card(S);", "the set `S` is indexed: write `S[...]`", 33,
      "declared on line 1"),
@@ -52,6 +57,9 @@ def test_setof_and_cross_give_the_tuple_width() -> None:
     ("set I; var x{I}; set S = setof{i in I} x[i];", "`setof` collects elements", 40, None),
     ("param a; param b = (1, 2) + a;", "a tuple `(a, b)` can't be used here", 20,
      "tuples are the body of `setof"),
+    # a check after a value without the comma is read into the value
+    ("param p default 1 >= 0;", "a param's default must be a number, not a condition", 17,
+     "`default 1, >= 0`"),
     # checks
     ("var x; check: x >= 0;", "a check tests data, not variables", 15, None),
     ("param a; check: a + 1;", "a check needs a condition, got a scalar", 17,

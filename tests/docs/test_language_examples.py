@@ -36,7 +36,7 @@ import dfl_dsl as dfl
 DOC = Path(__file__).resolve().parents[2] / "docs" / "language.md"
 SOLVABLE = {"LP", "MILP", "QP"}
 MODEL_LANGS = {"opt", "opt-error"}
-DATA_LANGS = {"json", "yaml"}  # also the data files' extensions
+DATA_LANGS = {"json", "yaml", "dat"}  # also the data files' extensions
 
 FENCE = re.compile(r"^```([\w-]*)\s*$")
 MODEL_NAME = re.compile(r"^\s*model\s+([A-Za-z_]\w*)\s*;", re.M)

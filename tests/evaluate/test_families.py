@@ -62,6 +62,14 @@ def test_a_bound_dummy_over_a_member_set_filters() -> None:
     assert inst.entity("hits").array().tolist() == [0, 1, 2]
 
 
+def test_diff_and_inter_of_each_set_with_a_fixed_one() -> None:
+    inst = bind("set I; set T; set S{I};\nparam n{i in I} = card(S[i] diff T);\n"
+                "param m{i in I} = sum{j in S[i] inter T} j;",
+                {"I": ["a", "b"], "T": [1, 2], "S": {"a": [1, 3, 5], "b": [2]}})
+    assert inst.entity("n").array().tolist() == [2, 0]
+    assert inst.entity("m").array().tolist() == [1, 2]
+
+
 def test_as_family_of_each_kind_of_set() -> None:
     same = SetValue(np.array([5, 6]))
     keys, starts = as_family(same, 2)

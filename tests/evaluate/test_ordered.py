@@ -54,11 +54,38 @@ def test_first_and_last_of_sets_that_change_with_the_index() -> None:
         bind("set I; set S{I}; param f{i in I} = first(S[i]);", {"I": [1], "S": {}})
 
 
+def test_next_prev_and_ord_in_each_set_of_an_indexed_set() -> None:
+    inst = bind("set R; set STOPS{R} ordered; set LOOP{R} circular;\n"
+                "param nx{r in R, s in STOPS[r] : s <> last(STOPS[r])} symbolic = "
+                "next(s, STOPS[r]);\n"
+                "param o{r in R, s in STOPS[r]} = ord(s, STOPS[r]);\n"
+                "param back{r in R, s in LOOP[r]} = prev(s, LOOP[r]);\n"
+                "param q{r in R} = ord(last(setof{s in STOPS[r]} s), setof{s in STOPS[r]} s);",
+                {"R": ["a", "b"], "STOPS": {"a": ["x", "y", "z"], "b": ["u", "v"]},
+                 "LOOP": {"a": [1, 2, 3]}})
+    assert elements(inst, "nx") == ["y", "z", "v"]
+    assert inst.entity("o").array().tolist() == [1, 2, 3, 1, 2]
+    assert inst.entity("back").array().tolist() == [3, 1, 2]
+    assert inst.entity("q").array().tolist() == [3, 2]  # a `setof` per row, too
+    with pytest.raises(dfl.DflError, match="`next` goes past the last element"):
+        bind("set R; set S{R}; param z{r in R, s in S[r]} = next(s, S[r]);",
+             {"R": [1], "S": {"1": [4, 5]}})
+
+
 def test_a_circular_set_wraps_around() -> None:
     inst = bind("set W circular;\nparam n{w in W} symbolic = next(w);\n"
                 "param p{w in W} symbolic = prev(w, W, 5);", WEEKS)
     assert elements(inst, "n") == ["feb", "mar", "apr", "jan"]
     assert elements(inst, "p") == ["apr", "jan", "feb", "mar"]
+
+
+def test_nextw_prevw_wrap_and_ord0_is_zero_outside() -> None:
+    inst = bind("set W;\nparam n{w in W} symbolic = nextw(w, W);\n"
+                "param p{w in W} symbolic = prevw(w, W, 2);\n"
+                'param z = ord0("may", W) + 10 * ord0("feb", W);', WEEKS)
+    assert elements(inst, "n") == ["feb", "mar", "apr", "jan"]
+    assert elements(inst, "p") == ["mar", "apr", "jan", "feb"]
+    assert inst.entity("z").array() == 20
 
 
 def test_card_of_sets_that_change_with_the_index() -> None:

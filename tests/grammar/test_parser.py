@@ -474,6 +474,7 @@ def test_a_literal_too_large_for_a_float_is_a_located_error(literal):
     ("A cross B", "(cross A B)"),
     ("A cross B union C", "(union (cross A B) C)"),  # `cross` binds tighter than `union`
     ("A inter B cross C", "(inter A (cross B C))"),
+    ("A symdiff B inter C", "(symdiff A (inter B C))"),
     ("setof{(i, j) in A} (j, i)", "(setof{(i, j) in A} (j, i))"),
     ("setof{i in I : i > 1} i", "(setof{i in I : (cmp i > 1)} i)"),
     ("(j, i) in PAIRS", "(in (j, i) PAIRS)"),
@@ -484,6 +485,11 @@ def test_a_literal_too_large_for_a_float_is_a_located_error(literal):
     ("{(i, j) in A, t in T}", "(setof{(i, j) in A, t in T} (i, j, t))"),
     ('{1, "a"}', '{1, "a"}'),
     ("-Infinity + Infinity", "(+ -inf inf)"),  # AMPL's word for inf
+    ("p not in S", "(not (in p S))"),
+    # an `if` may close a comparison without parentheses, its `else` chaining further `if`s
+    ("f = if k = o then 1 else if k = d then -1 else 0",
+     "(cmp f == (if (cmp k == o) 1 (if (cmp k == d) -1 0)))"),
+    ("a <= b <= if c then 1 else 2", "(cmp a <= b <= (if c 1 2))"),
 ])
 def test_ampl_expression_forms(text, expected) -> None:
     assert sx(body(text)) == expected
@@ -510,6 +516,12 @@ def test_a_param_value_ends_at_a_comma() -> None:
         parse("param p = 1, default 2;")
 
 
+def test_ampl_colon_equals_is_a_value_the_data_may_replace() -> None:
+    (p, s) = parse("param t{I} := 2 * n;\nset J := 1..3;").statements
+    assert p.value is None and sx(p.default) == "(* 2 n)"
+    assert s.value is None and sx(s.default) == "(.. 1 3)"
+
+
 def test_var_attributes_separated_by_commas() -> None:
     (decl,) = parse("var x{J} >= 0, <= 10, integer;").statements
     assert [a.kind for a in decl.attrs] == [">=", "<=", "integer"] and decl.domain == "integer"
@@ -526,6 +538,10 @@ def test_set_declarations() -> None:
         parse("set S within A within B;")
     with pytest.raises(DflError, match="`dimen` takes a whole number"):
         parse("set S dimen 0;")
+    s, = parse("set S{I} default {};").statements
+    assert sx(s.default) == "{}"
+    with pytest.raises(DflError, match="a `default` has nothing to fill"):
+        parse("set S = {1}, default {2};")
 
 
 @pytest.mark.parametrize("start", ["subject to", "subj to", "s.t."])

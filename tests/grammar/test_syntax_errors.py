@@ -31,3 +31,10 @@ def test_a_spot_is_found_however_deep(depth):
 def test_handlers_and_their_fallback(text, message):
     with pytest.raises(dfl.DflError, match=message):
         dfl.parse(text)
+
+
+@pytest.mark.parametrize("text", ["param p = 1 default 2;", "param p default 1 integer;"])
+def test_an_attribute_after_a_value_needs_a_comma(text):
+    with pytest.raises(dfl.DflError) as info:
+        dfl.parse(text)
+    assert "next attribute follows a comma" in info.value.hint

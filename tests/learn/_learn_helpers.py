@@ -70,3 +70,41 @@ def corrupted(path, change) -> None:
     else:
         change(state)
     torch.save(state, path)
+
+
+def pyepo_listed(points: np.ndarray):
+    """A PyEPO maximize optModel answering argmax over listed feasible `points` (exact, as our
+    enumerating oracle is): the side-by-side tests' PyEPO side of a maximize model."""
+    from pyepo import EPO
+    from pyepo.model.opt import optModel
+
+    class Listed(optModel):
+        def _getModel(self):
+            self.modelSense, self.cost = EPO.MAXIMIZE, np.zeros(points.shape[1])
+            return None, list(range(points.shape[1]))
+
+        def setObj(self, c):
+            self.cost = np.asarray(c, dtype=float)
+
+        def solve(self):
+            best = int(np.argmax(points @ self.cost))
+            return points[best].copy(), float(points[best] @ self.cost)
+
+    return Listed()
+
+
+def knapsack_side_by_side(num_data: int):
+    """(inst, PyEPO's listed maximize model, values c, true solutions w, 8 predictions) for
+    the 2 × 32 knapsack (PyEPO's generator, seed 135)."""
+    import dfl_dsl as dfl
+    from dfl_dsl.generators import knapsack
+    from dfl_dsl.learn.enumeration import feasible_points
+    from dfl_dsl.learn.oracle import Oracle
+
+    data = knapsack(num_data, 5, 32, 2, 4, 0.5, 135)
+    inst = dfl.load(EXAMPLES / "knapsack" / "knapsack.opt").bind(data.instance)
+    optmodel = pyepo_listed(feasible_points(inst.linear_form()))
+    c = torch.as_tensor(data.targets["value"], dtype=torch.float64)
+    w = torch.as_tensor(Oracle(inst).solve_theta(c).w)
+    cp = torch.as_tensor(np.random.default_rng(0).normal(3.0, 1.0, (8, c.shape[1])))
+    return inst, optmodel, data.features, c, w, cp

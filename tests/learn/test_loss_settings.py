@@ -49,6 +49,9 @@ def test_every_setting_is_taken_by_some_loss():
     ("dbb", {"lambd": -1.0}, "must be a number > 0, got -1.0"),
     ("nce", {"solve_ratio": 1.5}, "must be a number in [0, 1], got 1.5"),
     ("nce", {"solve_ratio": True}, "must be a number in [0, 1], got True"),
+    ("cave", {"max_iter": 0}, "--max-iter (max_iter) of --loss cave must be an integer >= 1"),
+    ("listwise", {"inner_ratio": 0.5}, "--inner-ratio (inner_ratio) is not a setting of --loss "
+     "listwise"),
 ])
 def test_a_setting_the_loss_does_not_take_or_a_bad_value_is_refused(loss, settings, words):
     with pytest.raises(DflError) as info:
@@ -60,7 +63,8 @@ def test_the_hint_says_what_the_loss_takes_and_who_takes_the_setting():
     with pytest.raises(DflError) as info:
         check_loss_settings("dpo", {"lambd": 20.0})
     assert info.value.hint == ("--loss dpo takes --samples 10, --sigma 1.0, --solve-ratio 1.0, "
-                               "--task-loss regret; --lambda (lambd) is for dbb, imle")
+                               "--task-loss regret, --no-variance-reduction; --lambda (lambd) "
+                               "is for dbb, imle")
 
 
 def test_good_settings_pass_and_reach_the_loss(sp_inst):
@@ -87,8 +91,19 @@ def test_the_trainer_refuses_before_building_an_oracle(sp_inst):
 
 
 def test_given_settings_keeps_only_the_flags_a_command_line_set():
-    values = {"n_samples": 3, "sigma": None, "lambd": None, "epochs": 4, "seed": 7}
+    values = {"n_samples": 3, "sigma": None, "lambd": None, "epochs": 4, "seed": 7,
+              "two_sides": False, "variance_reduction": False}
     assert given_settings(values) == {"n_samples": 3}  # --seed is the run's, not the loss's
+    # a bool flag given: --two-sides turns it on, --no-variance-reduction turns it off
+    flags = {"two_sides": True, "variance_reduction": True}
+    assert given_settings(flags) == {"two_sides": True, "variance_reduction": False}
+
+
+def test_no_variance_reduction_reaches_dpo(sp_inst):
+    trainer = Trainer(sp_inst, "dpo", progress=False,
+                      loss_options=given_settings({"variance_reduction": True}))
+    assert trainer.loss_fn.variance_reduction is False
+    trainer.oracle.close()
 
 
 def test_help_lists_each_losss_settings():
@@ -143,3 +158,28 @@ def test_train_refuses_a_bad_setting_before_reading_data(tmp_path, args, words):
     assert result.exit_code == 2
     assert words in result.stderr.replace("\n", "")
     assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("args", [
+    ["--loss", "imle", "--samples", "2", "--lambda", "5", "--two-sides"],
+    ["--loss", "aimle", "--samples", "2", "--kappa", "2", "--task-loss", "regret"],
+    ["--loss", "listwise", "--solve-ratio", "0.5"],
+    ["--loss", "pairwise"],
+    ["--loss", "pointwise"],
+    ["--loss", "cave", "--max-iter", "5"],
+    ["--loss", "cave", "--solve-ratio", "0", "--inner-ratio", "0.5"],
+    ["--loss", "dpo", "--samples", "2", "--no-variance-reduction", "--task-loss", "l1"],
+])
+def test_each_new_loss_trains_from_the_command_line(files, args):
+    result = runner.invoke(app, ["train", str(SHORTEST_PATH), *files, "--epochs", "1", "--json",
+                                 *args])
+    assert result.exit_code == 0, result.output
+    row = json.loads(result.stdout.strip().splitlines()[-1])
+    assert row["loss"] == args[1] and 0 <= row["regret"] < 2
+
+
+def test_a_setting_of_an_unknown_loss_names_the_loss(files):
+    result = runner.invoke(app, ["train", str(SHORTEST_PATH), *files, "--loss", "imle2",
+                                 "--samples", "3"])
+    assert result.exit_code == 2
+    assert "unknown loss `imle2`" in result.stderr.replace("\n", "")

@@ -248,7 +248,7 @@ def test_bad_options_are_refused(pick_min):
     with pytest.raises(ValueError):
         NCE(pick_min, solve_ratio=2.0)
     assert set(LOSSES) == {"spo+", "pfyl", "dpo", "dbb", "nce", "mse", "imle", "aimle",
-                           "listwise", "pairwise", "pointwise"}
+                           "listwise", "pairwise", "pointwise", "cave"}
 
 
 # ---------------------------------------------------------------------- gradcheck

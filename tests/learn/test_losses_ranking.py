@@ -115,3 +115,30 @@ def test_side_by_side_with_pyepo(pyepo_sp, name, theirs, solve_ratio):
     assert float(our_loss.detach()) == pytest.approx(float(their_loss.detach()), rel=1e-9)
     np.testing.assert_allclose(our_leaf.grad.numpy(), their_leaf.grad.numpy(), atol=1e-9)
     assert float(our_leaf.grad.abs().sum()) > 0
+
+
+@pytest.mark.parametrize("name", ["listwise", "pairwise", "pointwise"])
+def test_side_by_side_with_pyepo_on_a_maximize_model(name):
+    # the knapsack (maximize): PyEPO ranks by the model's objective, ours by the minimized
+    # one; pools from 40 true solutions, grown by the 8 predictions' (exact on both sides)
+    pyepo = pytest.importorskip("pyepo")
+    from _learn_helpers import knapsack_side_by_side
+
+    from dfl_dsl.learn.oracle import Oracle
+
+    inst, optmodel, features, c, w, cp = knapsack_side_by_side(40)
+    dataset = pyepo.data.dataset.optDataset(optmodel, features, c.numpy())
+    cls = {"listwise": pyepo.func.lsLTR, "pairwise": pyepo.func.prLTR,
+           "pointwise": pyepo.func.ptLTR}[name]
+    their_fn = cls(optmodel, solve_ratio=1.0, dataset=dataset)
+    their_fn.solpool = their_fn.solpool.double()
+    our_fn = LOSSES[name](Oracle(inst, method="enumerate"), solve_ratio=1.0)
+    our_fn.seed_pool(w.numpy())
+    their_leaf, our_leaf = cp.clone().requires_grad_(), cp.clone().requires_grad_()
+    their_loss, our_loss = their_fn(their_leaf, c[:8]), our_fn(our_leaf, c[:8], w[:8], None)
+    their_loss.backward()
+    our_loss.backward()
+    assert len(our_fn.oracle.pool) == len(their_fn.solpool)
+    assert float(our_loss.detach()) == pytest.approx(float(their_loss.detach()), rel=1e-12)
+    np.testing.assert_allclose(our_leaf.grad.numpy(), their_leaf.grad.numpy(), atol=1e-12)
+    assert float(our_leaf.grad.abs().sum()) > 0

@@ -6,7 +6,7 @@ set PREREQ {PROJECTS} within PROJECTS;
 set CONFLICTS within PROJECTS cross PROJECTS;
 set YEARS = 1..2;
 param value {PROJECTS} >= 0;
-param spend {PROJECTS, YEARS} >= 0, default 0;
+param spend {PROJECTS, YEARS} >= 0;
 param budget {YEARS} >= 0;
 
 check {p in PROJECTS}: p not in PREREQ[p];

@@ -7,12 +7,12 @@ OBJECTIVES = [None]
 
 
 def build(d):
-    O, D = d["ORIG"], d["DEST"]
+    src, D = d["ORIG"], d["DEST"]
     m = pe.ConcreteModel()
-    m.x = pe.Var(O, D, within=pe.NonNegativeReals)
-    m.cost = pe.Objective(expr=sum(at(d["cost"], i, j) * m.x[i, j] for i in O for j in D))
-    m.supply = pe.Constraint(O, rule=lambda _, i: sum(m.x[i, j] for j in D) <= at(d["supply"], i))
-    m.demand = pe.Constraint(D, rule=lambda _, j: sum(m.x[i, j] for i in O) == at(d["demand"], j))
+    m.x = pe.Var(src, D, within=pe.NonNegativeReals)
+    m.cost = pe.Objective(expr=sum(at(d["cost"], i, j) * m.x[i, j] for i in src for j in D))
+    m.supply = pe.Constraint(src, rule=lambda _, i: sum(m.x[i, j] for j in D) <= at(d["supply"], i))
+    m.demand = pe.Constraint(D, rule=lambda _, j: sum(m.x[i, j] for i in src) == at(d["demand"], j))
     return m
 
 

@@ -12,7 +12,7 @@ param startup {UNITS} >= 0;
 param ramp {UNITS} > 0;
 param on0 {UNITS} binary, default 0;
 param p0 {g in UNITS} >= 0, <= pmax[g], default 0;
-param load {HOURS} >= 0;
+param demand {HOURS} >= 0;
 param reserve >= 0, <= 1;
 
 var On {UNITS, HOURS} binary;
@@ -22,8 +22,8 @@ var Power {UNITS, HOURS} >= 0;
 minimize Cost: sum {g in UNITS, t in HOURS}
    (mcost[g] * Power[g,t] + noload[g] * On[g,t] + startup[g] * Start[g,t]);
 
-s.t. Demand {t in HOURS}: sum {g in UNITS} Power[g,t] = load[t];
-s.t. Spinning {t in HOURS}: sum {g in UNITS} pmax[g] * On[g,t] >= (1 + reserve) * load[t];
+s.t. Demand {t in HOURS}: sum {g in UNITS} Power[g,t] = demand[t];
+s.t. Spinning {t in HOURS}: sum {g in UNITS} pmax[g] * On[g,t] >= (1 + reserve) * demand[t];
 s.t. Lower {g in UNITS, t in HOURS}: Power[g,t] >= pmin[g] * On[g,t];
 s.t. Upper {g in UNITS, t in HOURS}: Power[g,t] <= pmax[g] * On[g,t];
 s.t. Start_First {g in UNITS}: Start[g, first(HOURS)] >= On[g, first(HOURS)] - on0[g];
