@@ -4,7 +4,8 @@ Shortest path 5×5 and knapsack (2 dims, 32 items), 5 features, deg 4, noise 0.5
 1000 test, a linear model, Adam lr 1e-2, batch 32, 10 epochs, with SPO+ and PFYL. PyEPO uses its
 Pyomo models with the appsi_highs solver; this project trains from the .opt models in
 examples/ (shortest_path, knapsack). Both predictors start from the same
-initial weights, and both are scored by PyEPO's own `pyepo.metric.regret` and by ours.
+initial weights and take the same batches, and both are scored by PyEPO's own
+`pyepo.metric.regret` and by ours.
 
     python benchmarks/vs_pyepo.py                 # everything (several minutes)
     python benchmarks/vs_pyepo.py --quick         # 2 epochs, 200 samples
@@ -39,9 +40,10 @@ from torch import nn  # noqa: E402
 import dfl_dsl as dfl  # noqa: E402
 from dfl_dsl.compile.unimodular import integral_relaxation  # noqa: E402
 from dfl_dsl.generators import knapsack, shortest_path  # noqa: E402
-from dfl_dsl.generators.pyepo_compatible import grid_arcs  # noqa: E402
+from dfl_dsl.generators.pyepo_compatible import GeneratedData, grid_arcs  # noqa: E402
 from dfl_dsl.learn.dataset import DFLData  # noqa: E402
 from dfl_dsl.learn.enumeration import feasible_points  # noqa: E402
+from dfl_dsl.learn.recipe import read_recipe  # noqa: E402
 from dfl_dsl.learn.trainer import Trainer  # noqa: E402
 
 torch.set_num_threads(1)
@@ -78,7 +80,8 @@ def run_pyepo(problem, data, n, loss_name, epochs, lr, batch):
     x, c = data.features, data.targets[name]
     train_set = pyepo.data.dataset.optDataset(optmodel, x[:n], c[:n])
     test_set = pyepo.data.dataset.optDataset(optmodel, x[n:], c[n:])
-    train_loader = DataLoader(train_set, batch_size=batch, shuffle=True)
+    # the batches our Trainer (seed 135) takes, so the regrets compare run for run
+    train_loader = DataLoader(train_set, batch_size=batch, sampler=TrainerOrder(n, 135))
     test_loader = DataLoader(test_set, batch_size=batch, shuffle=False)
     torch.manual_seed(135)
     predictor = nn.Linear(x.shape[1], c.shape[1])
@@ -135,9 +138,11 @@ def variants(problem: str, processes: int, with_highs: bool) -> list[tuple[int, 
 # `--quality`: every loss both libraries have, trained side by side on identical arrays from
 # identical initial weights, scored by PyEPO's regret; each side shuffles with its own loop
 # (PyEPO: a DataLoader on torch's global generator, seeded; ours: the Trainer's).
+# `dpo-plain` is DPO without its leave-one-out baseline (variance_reduction off on both sides);
+# `--config notebook` trains PyEPO's tutorial's settings on its data, the seed seeding only the
+# initial weights and the order.
 QUALITY_LOSSES = ("spo+", "pfyl", "dpo", "dbb", "nce", "imle", "aimle", "listwise", "pairwise",
                   "pointwise", "cave")
-PYEPO_LTR = {"listwise": "lsLTR", "pairwise": "prLTR", "pointwise": "ptLTR"}
 SP_BINARY = MODELS["shortest_path"].read_text().replace("var flow{ARCS} in [0, 1];",
                                                        "var flow{ARCS} binary;")
 
@@ -186,32 +191,54 @@ def path_list_model(grid=(5, 5)):
     return PathList()
 
 
-def pyepo_loss(name: str, optmodel, train_set):
-    """PyEPO's module for `name` with the defaults ours has, as (cp, c, w, z) -> loss; DPO and
-    DBB return decisions, trained on their regret (cᵀw - z*), as ours are; I-MLE and AI-MLE
-    on L1 to w*, as ours are by default."""
+# each loss's settings (ours: loss_options; PyEPO's modules take the same): the defaults both
+# share, and PyEPO's tutorial "03 Training and Testing" (deg 4, its DPO/I-MLE/AI-MLE on L1 to w*)
+CONFIGS = {
+    "defaults": {"dpo-plain": {"variance_reduction": False}},
+    "notebook": {"pfyl": {"n_samples": 3, "sigma": 1.0},
+                 "dpo": {"n_samples": 3, "sigma": 1.0, "task_loss": "l1"},
+                 "dbb": {"lambd": 20.0}, "nce": {"solve_ratio": 0.05},
+                 "imle": {"n_samples": 3, "sigma": 1.0, "lambd": 10.0},
+                 "aimle": {"n_samples": 3, "sigma": 1.0}},
+}
+
+
+def pyepo_loss(name: str, optmodel, train_set, opts: dict):
+    """PyEPO's module for `name` with the settings `opts` (else the defaults ours has), as
+    (cp, c, w, z) -> loss; DPO and DBB return decisions, trained on their regret (cᵀw - z*)
+    as ours are, or on `task_loss` l1; I-MLE and AI-MLE on L1 to w*, as ours are by default."""
     import pyepo.func as f
 
+    samples = dict(n_samples=opts.get("n_samples", 10), sigma=opts.get("sigma", 1.0))
+    ratio = opts.get("solve_ratio", 1.0)
     if name == "spo+":
         spo = f.SPOPlus(optmodel)
         return lambda cp, c, w, z: spo(cp, c, w, z)
     if name == "pfyl":
-        pfy = f.perturbedFenchelYoung(optmodel, n_samples=10, sigma=1.0, seed=135)
+        pfy = f.perturbedFenchelYoung(optmodel, **samples, seed=135)
         return lambda cp, c, w, z: pfy(cp, w)
     if name == "nce":
-        nce = f.NCE(optmodel, solve_ratio=1.0, dataset=train_set)
+        nce = f.NCE(optmodel, solve_ratio=ratio, dataset=train_set)
         return lambda cp, c, w, z: nce(cp, w)
-    if name in ("imle", "aimle"):  # ours train these on L1 to w* by default, as PyEPO's tutorial
-        mle = (f.implicitMLE(optmodel, n_samples=10, sigma=1.0, lambd=10) if name == "imle"
-               else f.adaptiveImplicitMLE(optmodel, n_samples=10, sigma=1.0))
-        return lambda cp, c, w, z: nn.functional.l1_loss(mle(cp), w)
-    if name in PYEPO_LTR:
-        ltr = getattr(f, PYEPO_LTR[name])(optmodel, solve_ratio=1.0, dataset=train_set)
+    if name in ("listwise", "pairwise", "pointwise"):
+        ltr = {"listwise": f.lsLTR, "pairwise": f.prLTR, "pointwise": f.ptLTR}[name](
+            optmodel, solve_ratio=ratio, dataset=train_set)
         return lambda cp, c, w, z: ltr(cp, c)
     if name == "cave":
         return pyepo_cave(optmodel)
-    layer = (f.perturbedOpt(optmodel, n_samples=10, sigma=1.0, seed=135) if name == "dpo"
-             else f.blackboxOpt(optmodel, lambd=10))
+    if name in ("imle", "aimle"):
+        layer = (f.implicitMLE(optmodel, **samples, lambd=opts.get("lambd", 10))
+                 if name == "imle" else f.adaptiveImplicitMLE(optmodel, **samples))
+        task = "l1"
+    else:
+        layer = (f.perturbedOpt(optmodel, **samples, seed=135, solve_ratio=ratio,
+                                dataset=train_set,
+                                variance_reduction=opts.get("variance_reduction", True))
+                 if name.startswith("dpo") else f.blackboxOpt(optmodel,
+                                                              lambd=opts.get("lambd", 10)))
+        task = opts.get("task_loss", "regret")
+    if task == "l1":
+        return lambda cp, c, w, z: nn.functional.l1_loss(layer(cp), w)
     return lambda cp, c, w, z: ((layer(cp) - w) * c).sum(1).mean()
 
 
@@ -250,7 +277,7 @@ class TrainerOrder(torch.utils.data.Sampler):
         return self.n
 
 
-def quality_pyepo(name, data, n, init, epochs, seed, optmodel, order="same"):
+def quality_pyepo(name, data, n, init, epochs, seed, optmodel, order="same", opts=None):
     import pyepo
     from torch.utils.data import DataLoader
 
@@ -263,7 +290,7 @@ def quality_pyepo(name, data, n, init, epochs, seed, optmodel, order="same"):
     predictor = nn.Linear(x.shape[1], c.shape[1])
     predictor.load_state_dict(init)
     opt = torch.optim.Adam(predictor.parameters(), lr=1e-2)
-    loss_fn = pyepo_loss(name, optmodel, train_set)
+    loss_fn = pyepo_loss(name, optmodel, train_set, opts or {})
     start = time.perf_counter()
     for _ in range(epochs):
         for xb, cb, wb, zb in loader:
@@ -290,8 +317,21 @@ def quality_ours(name, data, n, init, epochs, seed, solver, loss_options=None):
     return predictor, float(np.mean([e["train_time_s"] for e in history.epochs]))
 
 
+def quality_data(args, deg: int, seed: int) -> GeneratedData:
+    """The data set of one row: PyEPO's generator at `deg` and `seed`, or (`--config
+    notebook`) PyEPO's tutorial's data, split as it splits it, whatever the seed."""
+    if args.config == "notebook":
+        train, test = read_recipe(MODELS["shortest_path"].with_name(
+            "pyepo_notebook.gen.yaml")).generate()
+        return GeneratedData(np.vstack([train.features, test.features]),
+                             {"cost": np.vstack([train.targets["cost"], test.targets["cost"]])},
+                             train.instance)
+    return shortest_path(2 * args.n, 5, (5, 5), deg, 0.5, seed)
+
+
 def quality(args) -> None:
-    """The runs, one JSON line each appended to `args.json` (a rerun skips the rows it has)."""
+    """The runs, one JSON line each appended to `args.json` (a rerun skips the rows it has).
+    The seed seeds the data (not under --config notebook), the initial weights and the order."""
     import pyepo
 
     out = args.json or Path("vs_pyepo_quality.jsonl")
@@ -301,7 +341,7 @@ def quality(args) -> None:
                                                             .splitlines())}
     for deg in map(int, args.degs.split(",")):
         for seed in map(int, args.seeds.split(",")):
-            data = shortest_path(2 * args.n, 5, (5, 5), deg, 0.5, seed)
+            data = quality_data(args, deg, seed)
             torch.manual_seed(seed)
             init = nn.Linear(5, data.targets["cost"].shape[1]).state_dict()
             optmodel = (path_list_model() if args.solver == "enumerate" else
@@ -309,13 +349,14 @@ def quality(args) -> None:
             for name in args.losses.split(","):
                 if (name, deg, seed) in done:
                     continue
+                opts = CONFIGS[args.config].get(name, {})
                 p_regret, p_time, loader = quality_pyepo(name, data, args.n, init, args.epochs,
-                                                         seed, optmodel, args.order)
-                predictor, o_time = quality_ours(name, data, args.n, init, args.epochs, seed,
-                                                 args.solver)
+                                                         seed, optmodel, args.order, opts)
+                predictor, o_time = quality_ours(name.removesuffix("-plain"), data, args.n,
+                                                 init, args.epochs, seed, args.solver, opts)
                 o_regret = float(pyepo.metric.regret(predictor, optmodel, loader))
                 row = {"loss": name, "deg": deg, "seed": seed, "epochs": args.epochs,
-                       "solver": args.solver, "order": args.order,
+                       "solver": args.solver, "order": args.order, "config": args.config,
                        "pyepo_regret": round(p_regret, 6),
                        "ours_regret": round(o_regret, 6), "pyepo_s_per_epoch": round(p_time, 3),
                        "ours_s_per_epoch": round(o_time, 3),
@@ -363,6 +404,9 @@ def main() -> None:
     ap.add_argument("--order", choices=("same", "own"), default="same",
                     help="--quality: both sides the same batches (default), or PyEPO's "
                          "DataLoader shuffling on torch's global generator")
+    ap.add_argument("--config", choices=tuple(CONFIGS), default="defaults",
+                    help="--quality: the losses' settings: the defaults both share, or PyEPO's "
+                         "tutorial's (its data too: deg 4, seed 42, split as it splits)")
     ap.add_argument("--n", type=int, default=1000, help="training (and test) samples")
     ap.add_argument("--solver", choices=("enumerate", "highs"), default="enumerate",
                     help="--quality: list the grid's paths on both sides, or solve the LP "

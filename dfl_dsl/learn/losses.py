@@ -200,16 +200,18 @@ class DPO(_DFLLoss):
             raise ValueError("task_loss must be one of: " + ", ".join(TASK_LOSSES))
         self.variance_reduction = bool(variance_reduction)
         self.solve_ratio, self.task_loss = solve_ratio, task_loss
-        self.rng = np.random.default_rng(seed)
+        # PyEPO's draw: a RandomState seeded as the loss, one uniform per step (taken whatever
+        # the ratio), so a seed caches on the same steps as PyEPO's perturbedOpt
+        self.rng = np.random.RandomState(seed)
 
     def seed_pool(self, solutions: np.ndarray) -> None:
         self.oracle.seed_pool(solutions)
 
     def decisions(self, c_hat: torch.Tensor, keys=None) -> torch.Tensor:
-        # this step answers from the pool with probability 1 - solve_ratio (PyEPO draws the
-        # same way: one uniform per step, solving when it is <= solve_ratio)
-        cached = self.solve_ratio < 1 and bool(self.oracle.pool) and (
-            self.rng.random() > self.solve_ratio)
+        # this step answers from the pool with probability 1 - solve_ratio: it solves when
+        # the uniform is <= solve_ratio
+        solve = self.rng.uniform() <= self.solve_ratio
+        cached = not solve and bool(self.oracle.pool)
         return _PerturbedOptFn.apply(c_hat, self, keys, self.variance_reduction, cached)
 
     def forward(self, theta_hat, theta, w_true, z_true, keys=None):
