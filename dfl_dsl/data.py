@@ -21,7 +21,7 @@ from .ast import Pos
 from .data_formats import load_npz, parse_json, parse_yaml
 from .data_source import NO_DATA, DataSource, read_text, reading
 from .errors import DataError
-from .evaluate.elements import SetValue, element_of, key_of, keys_of, shown_int
+from .evaluate.elements import SetValue, key_of, keys_of, shown_int
 from .evaluate.entities import Domain
 
 
@@ -441,7 +441,3 @@ def _fmt_path(path: list) -> str:
     if not path:
         return ""
     return "[" + ", ".join(json.dumps(p) if isinstance(p, str) else str(p) for p in path) + "]"
-
-
-def describe_keys(keys: np.ndarray) -> str:
-    return "[" + ", ".join(str(element_of(k)) for k in keys) + "]"

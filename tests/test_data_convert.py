@@ -4,7 +4,6 @@ takes, giving the same solution."""
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +13,7 @@ from typer.testing import CliRunner
 
 import dfl_dsl as dfl
 from dfl_dsl.cli import app
+from dfl_dsl.data import load_data
 from dfl_dsl.data_convert import convert
 from dfl_dsl.errors import DflError
 
@@ -88,7 +88,8 @@ def test_ampl_models_data_converts_to_their_json(name, with_model, tmp_path):
     model = dfl.load(mod)
     source = dat if dat.exists() else mod
     converted = tmp_path / "converted.json"
-    if not with_model and _defaults_in_data(source):
+    data_part = model.data if source == mod else load_data(source)
+    if not with_model and data_part.defaults:
         with pytest.raises(DflError, match="has a `default` in the data"):
             convert(source, "json")  # JSON can't hold one: the model's widths are needed
         return
@@ -99,12 +100,3 @@ def test_ampl_models_data_converts_to_their_json(name, with_model, tmp_path):
     for key, entity in theirs.ctx.entities.items():
         if entity.kind == "data":
             assert np.array_equal(ours.ctx.entities[key].data, entity.data), key
-
-
-def _defaults_in_data(path: Path) -> bool:
-    """Whether a data file (a model file: its data part) gives a param statement a `default`."""
-    text = path.read_text()
-    text = re.split(r"^\s*data\s*;", text, maxsplit=1, flags=re.M)[-1] if path.suffix == ".mod" \
-        else text
-    text = re.sub(r"#.*", "", text)
-    return re.search(r"\bparam\s+\w+\s+default\b", text) is not None

@@ -143,14 +143,6 @@ class RowSets:
                                                                    counts)
         return rows, self.keys[np.repeat(self.begin, counts) + offsets]
 
-    def keep(self, other: SetValue, inside: bool) -> RowSets:
-        """Each row's members that are (`inside`) or aren't in `other`, in order."""
-        rows, members = self.members()
-        hit = (other.position(members) >= 0) == inside
-        counts = np.bincount(rows[hit], minlength=len(self.begin))
-        ends = np.cumsum(counts)
-        return RowSets(members[hit], ends - counts, ends)
-
     def contains(self, keys: np.ndarray) -> np.ndarray:
         """Whether row r's set holds `keys[r]` (one key tuple per row, (n, dim))."""
         return self.locate(keys) >= 0
