@@ -62,11 +62,13 @@ def get(table: dict, default: Any, *keys: Any) -> Any:
 
 
 def solve_result(model: Any) -> Any:
-    """Solve a Pyomo model with HiGHS to proven optimality (no MIP gap); Pyomo's results."""
+    """Solve a Pyomo model with HiGHS to proven optimality (no MIP gap); Pyomo's results.
+    (No thread count: HiGHS keeps the one its first solve in the process set, and asking
+    for another made Pyomo report `unknown` after any earlier HiGHS solve in the run.)"""
     from pyomo.contrib.solver.common.factory import SolverFactory
 
     result = SolverFactory("highs").solve(
-        model, solver_options={"mip_rel_gap": 0.0, "mip_abs_gap": 0.0, "threads": 1})
+        model, solver_options={"mip_rel_gap": 0.0, "mip_abs_gap": 0.0})
     assert str(result.termination_condition).endswith("convergenceCriteriaSatisfied"), \
         result.termination_condition
     return result
