@@ -11,7 +11,7 @@ from typing import Any
 from . import ast
 from .check import Checker, ModelClass, classify
 from .check.symbols import Indexed, SetSymbol, Symbol
-from .data import DataSource, load_data
+from .data_source import DataSource
 from .errors import DflError
 from .grammar.parser import parse as parse_text
 
@@ -95,6 +95,7 @@ class Model:
         objective to solve (default: the first)."""
         from .ampl_data import model_schema
         from .bind import bind
+        from .data import load_data  # (numpy and scipy: not for `dfl check` without data)
 
         source = load_data(data, data_name, model_schema(self))
         if self.data is not None:

@@ -8,7 +8,7 @@ from ..atoms.base import AtomError
 from ..atoms.registry import FUNCTIONS
 from ..atoms.shapes import broadcast, definitely_different, fmt
 from ..errors import DflError, did_you_mean
-from ..evaluate.ordered import SET_FUNCTIONS
+from ..evaluate.set_functions import SET_FUNCTIONS
 from .combine import (
     Scope,
     combine,

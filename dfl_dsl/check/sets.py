@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from .. import ast
 from ..errors import DflError
-from ..evaluate.ordered import SET_FUNCTIONS
+from ..evaluate.set_functions import SET_FUNCTIONS
 from .combine import Scope, describe, kind_of
 from .info import Info, Sign
 from .symbols import SetSymbol, Symbol

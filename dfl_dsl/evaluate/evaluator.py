@@ -22,8 +22,9 @@ from .families import SetFamily, collect
 from .frame import Frame, RowRanges, join
 from .macros import uncached_uses
 from .nonlinear import NL, AtomNode
-from .ordered import SET_FUNCTIONS, OrderedRules
+from .ordered import OrderedRules
 from .poly import Poly
+from .set_functions import SET_FUNCTIONS
 from .sizes import check_count
 from .subscripts import SubscriptRules
 from .values import (

@@ -20,35 +20,6 @@ from .frame import Frame, RowRanges, RowSets
 from .values import EvalError, Val, aligned_array
 
 
-@dataclass(frozen=True)
-class SetFunction:
-    least: int  # arguments
-    most: int
-    kinds: tuple[str, ...]  # what each argument is: "set", "elem" or "num"
-    result: str  # "elem" or "num"
-    signature: str
-
-
-SET_FUNCTIONS = {
-    "card": SetFunction(1, 1, ("set",), "num", "a set: `card(S)`"),
-    "first": SetFunction(1, 1, ("set",), "elem", "a set: `first(S)`"),
-    "last": SetFunction(1, 1, ("set",), "elem", "a set: `last(S)`"),
-    "next": SetFunction(1, 3, ("elem", "set", "num"), "elem",
-                        "an element, its set and a step: `next(e, S)`, `next(e, S, k)`"),
-    "prev": SetFunction(1, 3, ("elem", "set", "num"), "elem",
-                        "an element, its set and a step: `prev(e, S)`, `prev(e, S, k)`"),
-    "nextw": SetFunction(1, 3, ("elem", "set", "num"), "elem",
-                         "an element, its set and a step: `nextw(e, S)` (wraps around)"),
-    "prevw": SetFunction(1, 3, ("elem", "set", "num"), "elem",
-                         "an element, its set and a step: `prevw(e, S)` (wraps around)"),
-    "ord": SetFunction(1, 2, ("elem", "set"), "num", "an element and its set: `ord(e, S)`"),
-    "ord0": SetFunction(1, 2, ("elem", "set"), "num",
-                        "an element and a set: `ord0(e, S)` (0 when not in it)"),
-    "member": SetFunction(2, 2, ("num", "set"), "elem",
-                          "a position and a set: `member(k, S)` (k from 1)"),
-}
-
-
 class OrderedRules:
     """Mixed into `Evaluator`: `_set_call` evaluates one of `SET_FUNCTIONS`."""
 
