@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from . import ast
 from .backends import accepting
-from .compile.expand import compiled
-from .instance import Instance
+
+if TYPE_CHECKING:  # numpy and scipy only load when there is data to count rows of
+    from .instance import Instance
 
 
 def _index_text(index: ast.Index | None, source: str) -> str:
@@ -130,11 +133,17 @@ def _variables(model, inst: Instance | None) -> Table | None:
     return table
 
 
+def _row_counts(inst: Instance) -> dict[str, int]:
+    from .compile.expand import compiled  # scipy: only when there is data to count rows of
+
+    return compiled(inst).row_counts()
+
+
 def _constraints(model, inst: Instance | None) -> Table | None:
     if not model.constraints:
         return None
     table = _table("constraints", ("name", "index"), "rows")
-    rows = compiled(inst).row_counts() if inst is not None else {}
+    rows = _row_counts(inst) if inst is not None else {}
     for c in model.constraints:
         table.add_row(c.name, _index_text(c.index, model.source), str(rows.get(c.name, "")))
     return table
@@ -143,7 +152,7 @@ def _constraints(model, inst: Instance | None) -> Table | None:
 def _instance(inst: Instance, console: Console) -> None:
     console.print(
         f"instance: {inst.n_vars} variables, "
-        f"{sum(compiled(inst).row_counts().values())} constraint rows"
+        f"{sum(_row_counts(inst).values())} constraint rows"
         + (f", {len(inst.thetas)} predicted/uncertain params" if inst.thetas else "")
     )
     unknown = inst.unknown_data_keys()
