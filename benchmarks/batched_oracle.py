@@ -29,6 +29,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 import dfl_dsl as dfl  # noqa: E402
+from dfl_dsl.backends.batchlp import Settings  # noqa: E402
 from dfl_dsl.generators import shortest_path  # noqa: E402
 from dfl_dsl.learn.dataset import DFLData  # noqa: E402
 from dfl_dsl.learn.executors import solve_all, warm_model  # noqa: E402
@@ -49,12 +50,14 @@ def _emit(row: dict) -> None:
     print(json.dumps(row), flush=True)
 
 
-def throughput(grid: int, batch: int, device: str, repeat: int, highs_sample: int) -> dict:
+def throughput(grid: int, batch: int, device: str, repeat: int, highs_sample: int,
+               method: str = "auto") -> dict:
     data = shortest_path(batch, 5, (grid, grid), 4, 0.5, 135)
     inst = dfl.load(MODEL).bind(data.instance)
     form = inst.linear_form()
     costs = np.asarray(data.targets["cost"], dtype=float)
-    solver = BatchedSolver(form, HighsSolver(form), device=device)
+    solver = BatchedSolver(form, HighsSolver(form), device=device,
+                           settings=Settings(method=method))
     costs_t = torch.as_tensor(costs, dtype=torch.float64, device=device)
     _sync(device)
     start = time.perf_counter()
@@ -77,7 +80,7 @@ def throughput(grid: int, batch: int, device: str, repeat: int, highs_sample: in
     rel = float(np.max(np.abs(ours - theirs) / np.maximum(1.0, np.abs(theirs))))
     stats = solver.stats()
     row = {"bench": "throughput", "grid": grid, "lps": batch, "n": form.n, "m": form.m,
-           "device": device, "first_call_s": round(first, 4),
+           "device": device, "method": method, "first_call_s": round(first, 4),
            "best_s": round(min(times), 4) if times else None,
            "highs_cpu_s_scaled": round(highs_time, 3), "highs_sample": sample,
            "max_rel_diff_vs_highs": rel, "fallbacks": stats["fallbacks"],
@@ -120,6 +123,8 @@ def main() -> None:
     t.add_argument("--repeat", type=int, default=3)
     t.add_argument("--highs-sample", type=int, default=1000)
     t.add_argument("--device", default="cpu")
+    t.add_argument("--method", default="auto", choices=["auto", "ipm", "pdhg"],
+                   help="the batched solver's method (auto: the IPM up to 256 rows)")
     r = sub.add_parser("train")
     r.add_argument("--loss", default="spo+")
     r.add_argument("--batch-size", type=int, default=32)
@@ -129,7 +134,8 @@ def main() -> None:
     r.add_argument("--oracles", default="batched,highs")
     args = ap.parse_args()
     if args.what == "throughput":
-        throughput(args.grid, args.batch, args.device, args.repeat, args.highs_sample)
+        throughput(args.grid, args.batch, args.device, args.repeat, args.highs_sample,
+                   args.method)
     else:
         train(args.loss, args.batch_size, args.num, args.epochs, args.device,
               args.oracles.split(","))

@@ -67,6 +67,13 @@ def checks(device: str) -> list[tuple[str, list[str], float]]:
         ("oracle_10000_lps_20x20", [*BATCHED, "throughput", "--grid", "20", "--batch", "10000",
                                     "--device", device, "--highs-sample", "200", "--repeat",
                                     "1"], 120),
+        # the interior-point method on the 20×20 grid's 400 rows (auto takes PDHG above 256 rows:
+        # on a CPU the IPM's (B, 400, 400) factorizations cost more than PDHG's ~1,400
+        # iterations, 9.0 vs 5.6 s for 200 LPs); on a GPU the factorizations are batched
+        # throughput and PDHG's iterations are latency — this measures which wins there
+        ("oracle_2000_lps_20x20_ipm", [*BATCHED, "throughput", "--grid", "20", "--batch", "2000",
+                                       "--method", "ipm", "--device", device, "--highs-sample",
+                                       "100", "--repeat", "1"], 90),
         # SPO+ training with the batched oracle on the device beside HiGHS on the CPU
         ("train_spo_batch_32", [*BATCHED, "train", "--batch-size", "32", "--num", "1000",
                                 "--epochs", "3", "--device", device], 90),
