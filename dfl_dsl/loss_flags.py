@@ -27,5 +27,6 @@ TaskLoss = Annotated[str | None, _option("task_loss")]
 MaxIter = Annotated[int | None, _option("max_iter")]
 InnerRatio = Annotated[float | None, _option("inner_ratio")]
 NoVarianceReduction = Annotated[bool, _option("variance_reduction")]
+Target = Annotated[str | None, _option("target")]
 
 TRAIN_EPILOG = losses_help()

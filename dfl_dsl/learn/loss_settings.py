@@ -16,6 +16,10 @@ from dataclasses import dataclass
 from ..errors import DflError
 
 TASK_LOSSES = ("regret", "l1", "mse")
+# where gen-dfl's target decision w* comes from: the frozen NLL fit's scenarios (the proxy of
+# the unknown truth), each training sample's draws of the true distribution (the paper's
+# synthetic setting, where its code samples a stand-in truth), or its one observed draw
+GEN_DFL_TARGETS = ("proxy", "draws", "observed")
 
 
 @dataclass(frozen=True)
@@ -64,9 +68,13 @@ SETTINGS: dict[str, Setting] = {
                          lambda v: v in TASK_LOSSES, " | ".join(TASK_LOSSES)),
     "solve_ratio": Setting("--solve-ratio", float, "fraction of steps that solve: the "
                            "pool losses add the predictions' solutions to the solution pool "
-                           "(the other steps use the pool alone); cave projects onto the "
-                           "cone (the others take its cheap stand-in)", _fraction,
-                           "a number in [0, 1]"),
+                           "(the other steps use the pool alone; gen-dfl: the decisions "
+                           "under the generated scenarios); cave projects onto the cone (the "
+                           "others take its cheap stand-in)", _fraction, "a number in [0, 1]"),
+    "target": Setting("--target", str, "where the target decision w* comes from: proxy "
+                      "(the NLL fit's scenarios), draws (each training sample's true draws, "
+                      "the paper's synthetic setting), observed (its one observed draw)",
+                      lambda v: v in GEN_DFL_TARGETS, " | ".join(GEN_DFL_TARGETS)),
     "max_iter": Setting("--max-iter", int, "interior-point iterations of the cone projection "
                         "(3, CaVE+: under-converged on purpose, inside the cone)", _count,
                         "an integer >= 1"),
@@ -100,8 +108,9 @@ LOSS_SETTINGS: dict[str, dict[str, object]] = {
     "pointwise": dict(_POOL),
     "cave": {"max_iter": 3, "solve_ratio": 1.0, "inner_ratio": 0.2, "seed": 135},
     "mse": {},
+    "gen-dfl": {"target": "proxy", "solve_ratio": 1.0},
 }
-"""loss -> {setting: its default}."""
+"""loss -> {setting: its default} (gen-dfl's are the ScenarioTrainer's)."""
 GENERATIVE_LOSSES = ("gen-dfl", "nll")  # (of `uncertain` params: --scenarios, --beta instead)
 
 

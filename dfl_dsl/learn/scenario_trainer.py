@@ -18,37 +18,18 @@ from ..errors import DflError
 from ..outputs import write_atomic
 from .checkpoint import SCENARIO_CHECKPOINT_FORMAT, check_checkpoint_size, read_checkpoint
 from .checkpoint_fields import rebuilt
+from .loss_settings import LOSS_SETTINGS, check_loss_settings
 from .options import SCENARIO_DEFAULTS, TrainOptions, or_default
 from .threads import training_threads
 from .trainer import History, TrainingError, check_run, progress_bar
 
 SCENARIO_LOSSES = ("gen-dfl", "nll", "mse", "spo+")
 SCENARIO_GENERATIVE = ("flow", "vae")  # `point` comes with the point losses, mse and spo+
-# where gen-dfl's target decision w* comes from (`GEN_DFL_DEFAULTS["target"]`): the frozen
-# NLL fit's scenarios, each training sample's draws of the true distribution (the paper's
-# synthetic setting, where its code samples a stand-in truth), or its one observed draw
-GEN_DFL_TARGETS = ("proxy", "draws", "observed")
-GEN_DFL_DEFAULTS = {"target": "proxy", "solve_ratio": 1.0}
-
-
 def _gen_dfl_settings(opts: TrainOptions) -> dict:
-    """gen-dfl's loss settings (`TrainOptions.loss_options`) with their defaults, checked."""
-    given = dict(opts.loss_options or {})
-    if given and opts.loss != "gen-dfl":
-        raise DflError(f"loss `{opts.loss}` takes no loss settings, got "
-                       + ", ".join(f"`{k}`" for k in sorted(given)))
-    unknown = sorted(set(given) - set(GEN_DFL_DEFAULTS))
-    if unknown:
-        raise DflError(f"gen-dfl has no setting `{unknown[0]}`",
-                       hint="its settings: " + ", ".join(GEN_DFL_DEFAULTS))
-    settings = {**GEN_DFL_DEFAULTS, **given}
-    if settings["target"] not in GEN_DFL_TARGETS:
-        raise DflError(f"gen-dfl's target must be one of {', '.join(GEN_DFL_TARGETS)}, got "
-                       f"{settings['target']!r}")
-    ratio = settings["solve_ratio"]
-    if isinstance(ratio, bool) or not isinstance(ratio, int | float) or not 0 <= ratio <= 1:
-        raise DflError(f"gen-dfl's solve_ratio must be a number in [0, 1], got {ratio!r}")
-    return settings
+    """gen-dfl's loss settings (`TrainOptions.loss_options`; `dfl train --target
+    --solve-ratio`) with their defaults, checked as every loss's are."""
+    check_loss_settings(opts.loss, opts.loss_options)
+    return {**LOSS_SETTINGS["gen-dfl"], **(opts.loss_options or {})}
 
 
 def _check_scenario_options(inst, opts: TrainOptions, lr: float, hidden: int, scenarios: int,
@@ -291,7 +272,7 @@ class ScenarioTrainer:
         return self.model.nll(y, x)
 
     def gen_dfl_targets(self, train) -> np.ndarray:
-        """Each training sample's target decision w* (`GEN_DFL_TARGETS`): by default the
+        """Each training sample's target decision w* (loss_settings.GEN_DFL_TARGETS): by default the
         decision under S scenarios of the frozen NLL fit (the proxy of the unknown truth)."""
         target = self.gen_dfl["target"]
         if target == "draws":

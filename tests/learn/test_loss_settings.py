@@ -8,7 +8,7 @@ import inspect
 import json
 
 import pytest
-from _learn_helpers import SHORTEST_PATH
+from _learn_helpers import EXAMPLES, SHORTEST_PATH
 from typer.testing import CliRunner
 
 from dfl_dsl.cli import app
@@ -183,3 +183,16 @@ def test_a_setting_of_an_unknown_loss_names_the_loss(files):
                                  "--samples", "3"])
     assert result.exit_code == 2
     assert "unknown loss `imle2`" in result.stderr.replace("\n", "")
+
+
+@pytest.mark.parametrize(("args", "words"), [
+    (["--loss", "gen-dfl", "--target", "truth"],
+     "--target (target) of --loss gen-dfl must be proxy | draws | observed, got 'truth'"),
+    (["--loss", "nll", "--target", "draws"], "--target (target) is not a setting of --loss nll"),
+    (["--loss", "spo+", "--target", "draws"], "--target (target) is not a setting of --loss spo+"),
+])
+def test_gen_dfls_flags_are_checked_before_any_work(args, words):
+    model = EXAMPLES / "portfolio_cvar" / "portfolio_cvar.opt"
+    result = runner.invoke(app, ["train", str(model), *args])
+    assert result.exit_code == 2
+    assert words in " ".join(result.output.split())

@@ -14,6 +14,7 @@ import dfl_dsl as dfl
 from dfl_dsl.errors import DflError
 from dfl_dsl.learn.checkpoint import SCENARIO_CHECKPOINT_FORMAT, load_checkpoint
 from dfl_dsl.learn.dataset import ScenarioData
+from dfl_dsl.learn.loss_settings import given_settings
 from dfl_dsl.learn.scenario_trainer import ScenarioTrainer
 
 # ---------------------------------------------------------------------- ScenarioTrainer checkpoints
@@ -154,11 +155,16 @@ def test_bad_scenario_settings_are_refused(portfolio, options, words):
 
 
 @pytest.mark.parametrize(("loss", "settings", "words"), [
-    ("gen-dfl", {"pool": 3}, "gen-dfl has no setting `pool`"),
-    ("gen-dfl", {"target": "truth"}, "target must be one of proxy, draws, observed"),
-    ("gen-dfl", {"solve_ratio": 1.5}, "solve_ratio must be a number in \\[0, 1\\]"),
-    ("gen-dfl", {"solve_ratio": True}, "solve_ratio must be a number"),
-    ("nll", {"target": "draws"}, "loss `nll` takes no loss settings"),
+    ("gen-dfl", {"pool": 3}, "unknown loss setting `pool`"),
+    ("gen-dfl", {"target": "truth"},
+     "--target \\(target\\) of --loss gen-dfl must be proxy \\| draws \\| observed, got 'truth'"),
+    ("gen-dfl", {"solve_ratio": 1.5}, "--solve-ratio \\(solve_ratio\\) of --loss gen-dfl must "
+     "be a number in \\[0, 1\\]"),
+    ("gen-dfl", {"solve_ratio": True}, "must be a number in \\[0, 1\\], got True"),
+    ("gen-dfl", {"sigma": 1.0}, "--sigma \\(sigma\\) is not a setting of --loss gen-dfl"),
+    ("nll", {"target": "draws"}, "--target \\(target\\) is not a setting of --loss nll"),
+    ("mse", {"solve_ratio": 0.5}, "--solve-ratio \\(solve_ratio\\) is not a setting of --loss "
+     "mse"),
 ])
 def test_bad_gen_dfl_settings_are_refused(portfolio, loss, settings, words):
     with pytest.raises(DflError, match=words):
@@ -244,3 +250,13 @@ def test_gen_dfl_with_beta_zero_is_the_two_stage_flow(portfolio):
                             strict=True):
         assert torch.equal(a, b), name
     assert nll.risk_regret(data) == gen.risk_regret(data)
+
+
+def test_gen_dfl_settings_come_from_dfl_train_flags(portfolio):
+    """`dfl train --loss gen-dfl --target observed --solve-ratio 0` gives the trainer those
+    settings (given_settings reads the flags back by name); left off, the defaults."""
+    flags = {"target": "observed", "solve_ratio": 0.0, "n_samples": None, "two_sides": False}
+    trainer = _scenario_trainer(portfolio[0], "gen-dfl", loss_options=given_settings(flags))
+    assert trainer.gen_dfl == {"target": "observed", "solve_ratio": 0.0}
+    assert _scenario_trainer(portfolio[0], "gen-dfl").gen_dfl == {"target": "proxy",
+                                                                   "solve_ratio": 1.0}
