@@ -42,7 +42,7 @@ from .aapga_polytope import Polytope
 from .aapga_rounding import round_solution
 
 _EPS = 1e-8
-_WIDEN = 8.0  # the first working set: what a polytope with 8× the caps would pick, ...
+_WIDEN = 12.0  # the first working set: what a polytope with 12× the caps would pick, ...
 _COVER = 6  # ... and for every row, at least 6 of the items that touch it
 _COLLAPSE = 0.25  # a step may not take a sqrt row's argument below this share of its value
 
@@ -61,10 +61,10 @@ class _Relaxation:
         # with b = 0 no shift, with w = 1 no weighting (three calls of a dozen a product)
         self.shift, self.clip = bool(np.any(form.b != 0)), bool(np.any(form.b < 0))
         self.weighted = bool(np.any(form.w != 1))
-        codes = np.unique(form.phi)
-        self.only = int(codes[0]) if len(codes) == 1 else None  # one atom: no masks
-        self.sqrt = ops.asarray(form.phi == SQRT) > 0
-        self.any_sqrt = bool(np.any(form.phi == SQRT))
+        low, high = int(form.phi.min()), int(form.phi.max())
+        self.only = low if low == high else None  # one atom: no masks
+        sqrt = form.phi == SQRT
+        self.sqrt, self.any_sqrt = ops.asarray(sqrt) > 0, bool(sqrt.any())
         self.log1p = ops.asarray(form.phi == LOG1P) > 0
         self.linear = bool(np.any(form.g != 0))
         self.c0 = form.c0
@@ -156,6 +156,8 @@ def _ascent(F: _Relaxation, P: Polytope, x: Array, lipschitz: float, *, rtol: fl
                 y, fy, gy, ty = x, fx, gx, tx  # where a short enough step never does
                 t_prev = t = 1.0
                 continue
+            # at least double L, and at once to the curvature this step met: the first steps
+            # from L = 1 doubled three times to reach it (2(f_y + g·s − f_z)/|s|² ≈ 6)
             lipschitz *= 2.0
         lipschitz *= 0.9
         if float(fz[0]) < f:  # lost value (from an extrapolated y): take it back, no momentum

@@ -29,11 +29,11 @@ class Polytope:
         if form.kind == "partition":
             groups, cost, caps = form.groups, np.ones(n), form.group_caps
         else:  # one group: a cardinality or knapsack row, or no row at all (an infinite cap)
-            groups = np.zeros(n, dtype=int)
+            groups = None
             cost = np.where(np.isfinite(form.cost), form.cost, 1.0)
             caps = np.array([form.budget if form.kind != "none" else np.inf])
         G = len(caps)
-        self.ops, xp, as_t = ops, ops.xp, ops.asarray
+        self.ops, as_t = ops, ops.asarray
         self.single = form.kind != "partition"
         self.unit = bool(np.all(cost == 1.0))  # a cardinality row: no products with the costs
         self.free = bool(np.all(form.upper > 0))  # no item fixed out: no mask for them
@@ -41,14 +41,13 @@ class Polytope:
         if not self.single:  # one group needs no ids: its sums are plain sums
             self.gid = ops.ints(np.where(groups >= 0, groups, G))
         self.cost, self.upper = as_t(cost), as_t(form.upper)
-        self.zero = xp.zeros_like(self.upper)
-        self.full = (self.cost * self.upper).sum().reshape(1, 1)  # Σ c u
+        self.weight = self.cost * self.upper
+        self.full = self.weight.sum().reshape(1, 1)  # Σ c u
         self.full_value = float(self.full[0, 0])
         self.caps = as_t(caps if self.single else np.append(caps, np.inf))
         self.over = self.caps * (1 + 1e-12)  # a load above this is over the cap
         self.cap = float(caps[0])  # one group's cap, without reading it back from the device
-        self.weight = self.cost * self.upper
-        live = cost[form.upper > 0]
+        live = cost if self.free else cost[form.upper > 0]
         self.cheapest = float(live.min()) if len(live) else np.inf  # bounds what a cap holds
         self._tau = None  # the last projection's multipliers
 
@@ -68,6 +67,10 @@ class Polytope:
         load = self._load(0.5 * self.upper[None])
         scale = self.ops.xp.clip(self.caps / self.ops.xp.clip(load, 1e-300, None), None, 1.0)
         return 0.5 * self.upper[None] * self._spread(scale)
+
+    @cached_property
+    def zero(self):
+        return self.ops.xp.zeros_like(self.upper)
 
     def clip(self, v):
         """v clipped to the box [0, u]."""

@@ -96,7 +96,7 @@ def test_fill_is_the_greedy_and_swaps_only_improve(which):
             break
         ref[int(np.argmax(score))] = 1.0
     assert np.array_equal(x, ref)
-    swapped = _swap(form, x, 20)
+    swapped, _ = _swap(form, x, 20)
     assert form.feasible(swapped) and form.value(swapped)[0] >= form.value(x)[0] - 1e-12
 
 
