@@ -141,17 +141,19 @@ class _Room:
             self.count[self.group[i]] += 1
 
 
-def _fill(form: SCMForm, x: np.ndarray, cols: _Columns | None = None) -> np.ndarray:
+def _fill(form: SCMForm, x: np.ndarray, cols: _Columns | None = None
+          ) -> tuple[np.ndarray, float]:
     """Greedy fill of the remaining room (by gain per cost for a knapsack). Each nonzero a_ri
     keeps its share w_r (φ(t_r + a_ri) − φ(t_r)) of item i's gain; after a pick only the shares
     in the picked item's rows change, and the gains move by their change (one bincount): a
     step costs the nonzeros in those rows, with no per-item work. `cols`: the form's
-    `_Columns`, when the caller has them."""
+    `_Columns`, when the caller has them. Returns the filled set and F's gain, the sum of the
+    gains picked (so the caller needs no new evaluation of F)."""
     x = x.copy()
     n = form.n
     room = _Room(form, x)
     if not room.mask().any():
-        return x
+        return x, 0.0
     cols = _Columns(form) if cols is None else cols
     rows, data, owner, ends = cols.rows, cols.data, cols.owner, cols.ends
     begins = ends - np.diff(ends, prepend=0)
@@ -163,6 +165,7 @@ def _fill(form: SCMForm, x: np.ndarray, cols: _Columns | None = None) -> np.ndar
     capped = form.kind in ("knapsack", "partition")
     hit = np.zeros(len(t), dtype=bool)
     begins, ends = begins.tolist(), ends.tolist()  # a pick reads two numbers: Python ints
+    gained = 0.0
     while True:
         if capped:
             fits = room.mask()
@@ -173,7 +176,8 @@ def _fill(form: SCMForm, x: np.ndarray, cols: _Columns | None = None) -> np.ndar
             best = int(np.argmax(gain))
             fit = form.cost[best] <= form.budget - room.used + 1e-9
         if not fit or gain[best] <= 1e-12:
-            return x
+            return x, gained
+        gained += float(gain[best])
         x[best] = 1.0
         gain[best] = -np.inf
         room.take(best)
@@ -303,8 +307,9 @@ def _swap(form: SCMForm, x: np.ndarray, max_swaps: int, value: float | None = No
     """Improving 1-swaps — every (chosen item out, candidate in) pair scored exactly in one
     vectorized pass, then the best ones that don't interact made together — until a pass
     gains at most `rtol`·F (none at all by default) or `max_swaps` passes. Candidates: the
-    2|chosen| items of largest marginal gain, which keeps a pass at |chosen|² pairs however
-    many items there are. One pass over the nonzeros gives every item's gain (outside the
+    |chosen| items of largest marginal gain, which keeps a pass at |chosen|² pairs however
+    many items there are (2|chosen| gave the same sets on every case of benchmarks/scm.py,
+    in passes a quarter longer). One pass over the nonzeros gives every item's gain (outside the
     set) or loss (inside) at once. `value`: F(x), when the caller has it (it scales the
     tolerance); `cols`: the form's `_Columns`. Returns the set and its value (F(x) plus the
     exact changes of the swaps made).
@@ -324,8 +329,8 @@ def _swap(form: SCMForm, x: np.ndarray, max_swaps: int, value: float | None = No
         into = np.flatnonzero(~at.inside & live)
         if not len(chosen) or not len(into):
             break
-        if len(into) > 2 * len(chosen):
-            into = into[np.argpartition(-at.gain[into], 2 * len(chosen))[: 2 * len(chosen)]]
+        if len(into) > len(chosen):
+            into = into[np.argpartition(-at.gain[into], len(chosen))[: len(chosen)]]
         change = _swap_change(form, cols, at, chosen, into)
         if form.kind not in ("cardinality", "none"):  # where every swap of S fits anyway
             change = np.where(_swap_fits(form, x, chosen, into), change, -np.inf)
@@ -380,10 +385,15 @@ def round_solution(form: SCMForm, frac: np.ndarray, *, roundings: int = 8,
     candidates = _roundings(sub, frac[pool], roundings, rng)
     if single is not None:
         candidates = np.vstack([candidates, pool == single])
-    best = candidates[int(np.argmax(sub.value(candidates)))]
+    rounded = sub.value(candidates)
+    best = int(np.argmax(rounded))
     cols = _Columns(sub)  # the support's nonzeros, for the fills and the swaps
-    filled = [_fill(sub, start, cols) for start in (best, np.zeros(sub.n))]
-    values = sub.value(np.stack(filled))
+    empty = sub.c0 + float(sub.atoms(sub.b) @ sub.w)  # F(∅)
+    filled, values = [], []
+    for start, value in ((candidates[best], float(rounded[best])), (np.zeros(sub.n), empty)):
+        chosen, gained = _fill(sub, start, cols)
+        filled.append(chosen)
+        values.append(value + gained)
     better = int(np.argmax(values))
     x = np.zeros(form.n)
     chosen, value = _swap(sub, filled[better], max_swaps, float(values[better]), cols,
@@ -391,5 +401,5 @@ def round_solution(form: SCMForm, frac: np.ndarray, *, roundings: int = 8,
     x[pool] = chosen
     if not _Room(form, x).mask().any():  # every item in the set is in the support
         return x, value
-    x = _fill(form, x)  # the support ran out of items that fit
-    return x, float(form.value(x)[0])
+    x, gained = _fill(form, x)  # the support ran out of items that fit
+    return x, value + gained

@@ -84,7 +84,7 @@ def test_fill_is_the_greedy_and_swaps_only_improve(which):
     """From the empty set the fill picks, step by step, the feasible item of largest gain
     (per cost for a knapsack), as a plain greedy that recomputes every gain does."""
     form = scm_forms(n=30, seed=which)[which]
-    x = _fill(form, np.zeros(form.n))
+    x, gained = _fill(form, np.zeros(form.n))
     ref = np.zeros(form.n)
     per = form.cost if form.kind == "knapsack" else np.ones(form.n)
     while True:
@@ -96,8 +96,10 @@ def test_fill_is_the_greedy_and_swaps_only_improve(which):
             break
         ref[int(np.argmax(score))] = 1.0
     assert np.array_equal(x, ref)
-    swapped, _ = _swap(form, x, 20)
+    assert gained == pytest.approx(form.value(x)[0] - form.value(np.zeros(form.n))[0])
+    swapped, value = _swap(form, x, 20)
     assert form.feasible(swapped) and form.value(swapped)[0] >= form.value(x)[0] - 1e-12
+    assert value == pytest.approx(form.value(swapped)[0])  # F(x) plus the swaps' changes
 
 
 def test_fill_reaches_past_a_support_that_is_too_small():
