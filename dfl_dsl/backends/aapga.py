@@ -192,8 +192,10 @@ def _cover_rows(form: SCMForm, items: np.ndarray, grad: np.ndarray) -> np.ndarra
     half the time of indexing); their items come from a binary search in the column pointers,
     not a pass that labels all."""
     A = form.A_csc
-    have = np.bincount(form.nonzeros(items)[0], minlength=A.shape[0])
-    entries = np.flatnonzero(np.take(have < _COVER, A.indices))
+    open_rows = np.bincount(form.nonzeros(items)[0], minlength=A.shape[0]) < _COVER
+    if not open_rows.any():  # every row covered: no pass over A's nonzeros
+        return items
+    entries = np.flatnonzero(np.take(open_rows, A.indices))
     if not len(entries):
         return items
     cols = np.searchsorted(A.indptr, entries, side="right") - 1
