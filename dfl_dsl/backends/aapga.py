@@ -239,10 +239,12 @@ def _screened(form: SCMForm, F: _Relaxation, P: Polytope, work: np.ndarray, *, r
         x[:, work] = last.x  # F(x) and Ax + b are the working set's: every other item is 0
         gx = F.grad_at_rows(last.t)
         picked, best = P.picked_and_max(gx, _WIDEN)  # the widened pick and the plain max
-        gap = float(best - (x * gx).sum())
+        gap = float(best - (last.x * gx[:, work]).sum())  # x is 0 outside the working set
         bound = min(bound, last.f + max(gap, 0.0))
+        if gap <= rtol * max(abs(last.f), 1e-12) or done >= iters:
+            return x, last.f, bound, done
         grown = _union(work, picked, form.n)
-        if gap <= rtol * max(abs(last.f), 1e-12) or done >= iters or len(grown) == len(work):
+        if len(grown) == len(work):
             return x, last.f, bound, done
         work = grown
 

@@ -316,8 +316,9 @@ def _swap(form: SCMForm, x: np.ndarray, max_swaps: int, value: float | None = No
 
     The relative stop is ε-approximate local search (Feige, Mirrokni & Vondrák, SIAM J.
     Comput. 2011: only improvements by a factor 1 + ε count, which bounds the passes): a pass
-    costs about as much as ten greedy picks, and the later passes each move F by a few
-    hundredths of a percent."""
+    costs about as much as ten greedy picks and, from the greedy's set, usually makes one or
+    two swaps that move F by 0.04–0.15% (20,000 × 500, k = 50: +0.14%, +0.11%, +0.11%,
+    +0.04% in four passes; `round_solution` stops below 0.2%)."""
     x = x.copy()
     value = float(form.value(x)[0]) if value is None else value
     tol = 1e-12 * max(1.0, abs(value))
@@ -367,7 +368,7 @@ def _best_single(form: SCMForm) -> int | None:
 
 
 def round_solution(form: SCMForm, frac: np.ndarray, *, roundings: int = 8,
-                   seed: int | None = None, max_swaps: int = 20, swap_rtol: float = 1e-3
+                   seed: int | None = None, max_swaps: int = 20, swap_rtol: float = 2e-3
                    ) -> tuple[np.ndarray, float]:
     """`roundings` randomized roundings of `frac` (plus the best single element for a
     knapsack); the best of them and the empty set are filled greedily within the support of
