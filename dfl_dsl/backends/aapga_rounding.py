@@ -374,9 +374,9 @@ def round_solution(form: SCMForm, frac: np.ndarray, *, roundings: int = 8,
     knapsack); the best of them and the empty set are filled greedily within the support of
     `frac` — from the empty set that is the greedy restricted to the items the relaxation kept
     — and the better one improved by swaps; a fill over every item follows only when room is
-    left. Greedy from the empty set is where most of the value comes from on the benchmark:
-    the best pipage rounding alone reached 93% of greedy, the restricted greedy 99.98%, its
-    swaps 100.5%."""
+    left. Greedy from the empty set is where most of the value comes from on the benchmark
+    (20,000 × 500, k = 50): the best pipage rounding alone reaches 93.9% of greedy, the
+    restricted greedy 99.98%, its one pass of swaps 100.12%. `swap_rtol`: see `_swap`."""
     rng = np.random.default_rng(0 if seed is None else seed)  # the same answer each run
     pool = np.nonzero((frac > 1e-9) & (form.upper > 0.5))[0]
     single = _best_single(form) if form.kind == "knapsack" else None
