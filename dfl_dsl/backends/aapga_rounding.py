@@ -36,13 +36,10 @@ def _pipage(x: np.ndarray, group: np.ndarray, rng: np.random.Generator,
     while len(frac) >= 2:
         f = frac[np.argsort(key[frac] + rng.random(len(frac)))]  # shuffled within each key
         k = key[f]
-        new = np.ones(len(f), dtype=bool)  # where a key's run starts
-        np.not_equal(k[1:], k[:-1], out=new[1:])
-        starts = np.flatnonzero(new)
-        rank = np.arange(len(f)) - np.repeat(starts, np.diff(starts, append=len(f)))
-        new[:-1] = new[1:]  # the next one is in the same run: not its start
-        new[-1] = True
-        first = np.flatnonzero((rank % 2 == 0) & ~new)
+        same = k[1:] == k[:-1]  # f[q] and f[q + 1] are in one key's run
+        at = np.arange(len(f))
+        start = np.maximum.accumulate(np.where(np.concatenate(([True], ~same)), at, 0))
+        first = np.flatnonzero(same & ((at[:-1] - start[:-1]) % 2 == 0))  # even rank in a run
         if not len(first):
             break
         i, j = f[first], f[first + 1]
