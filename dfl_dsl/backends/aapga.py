@@ -87,11 +87,15 @@ class _Relaxation:
                      xp.where(self.log1p, 1.0 / (1.0 + t), xp.where(t < self.cap, 1.0, 0.0)))
         return f, d
 
-    def value_grad(self, x):
-        """F(x), ∇F(x), and the rows' arguments t = Ax + b (clipped at 0)."""
+    def rows(self, x):
+        """The rows' arguments t = Ax + b (clipped at 0)."""
         t = self.A(x) + self.b if self.shift else self.A(x)
-        if self.clip:
-            t = self.xp.maximum(t, self.zero)
+        return self.xp.maximum(t, self.zero) if self.clip else t
+
+    def value_grad(self, x, t=None):
+        """F(x), ∇F(x), and the rows' arguments t = Ax + b (clipped at 0), `t` when the caller
+        has them already."""
+        t = self.rows(x) if t is None else t
         f, d = self._atoms(t)
         value, grad = f @ self.w + self.c0, self.At(d * self.w if self.weighted else d)
         if self.linear:
@@ -148,18 +152,16 @@ def _ascent(F: _Relaxation, P: Polytope, x: Array, lipschitz: float, *, rtol: fl
         while True:
             z = P.project(y + gy / lipschitz)
             step = z - y
-            fz, gz, tz = F.value_grad(z)
-            ascent = float(fz[0]) >= float(fy[0] + (gy * step).sum()
-                                        - 0.5 * lipschitz * (step**2).sum()) - 1e-12
-            collapsed = F.collapses(ty, tz)
-            if ascent and not collapsed:
-                break
-            if collapsed and y is not x:  # the extrapolation empties a row: step from x,
+            tz = F.rows(z)
+            if not F.collapses(ty, tz):  # F and ∇F only for a step that empties no row
+                fz, gz, tz = F.value_grad(z, tz)
+                if float(fz[0]) >= float(fy[0] + (gy * step).sum()
+                                         - 0.5 * lipschitz * (step**2).sum()) - 1e-12:
+                    break
+            elif y is not x:  # the extrapolation empties a row: step from x,
                 y, fy, gy, ty = x, fx, gx, tx  # where a short enough step never does
                 t_prev = t = 1.0
                 continue
-            # at least double L, and at once to the curvature this step met: the first steps
-            # from L = 1 doubled three times to reach it (2(f_y + g·s − f_z)/|s|² ≈ 6)
             lipschitz *= 2.0
         lipschitz *= 0.9
         if float(fz[0]) < f:  # lost value (from an extrapolated y): take it back, no momentum
