@@ -59,8 +59,8 @@ class NumpyOps:
 
     def top(self, a: np.ndarray, m: int) -> np.ndarray:
         """The indices of each row's m largest values, largest first."""
-        if m < a.shape[1]:
-            part = np.argpartition(-a, m - 1, axis=1)[:, :m]
+        if m < a.shape[1]:  # the m largest without negating every value
+            part = np.argpartition(a, a.shape[1] - m, axis=1)[:, a.shape[1] - m :]
             return self.take(part, np.argsort(-self.take(a, part), axis=1, kind="stable"))
         return np.argsort(-a, axis=1, kind="stable")
 

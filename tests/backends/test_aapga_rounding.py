@@ -84,7 +84,7 @@ def test_fill_is_the_greedy_and_swaps_only_improve(which):
     """From the empty set the fill picks, step by step, the feasible item of largest gain
     (per cost for a knapsack), as a plain greedy that recomputes every gain does."""
     form = scm_forms(n=30, seed=which)[which]
-    x = _fill(form, np.zeros(form.n))
+    x, gained = _fill(form, np.zeros(form.n))
     ref = np.zeros(form.n)
     per = form.cost if form.kind == "knapsack" else np.ones(form.n)
     while True:
@@ -96,8 +96,25 @@ def test_fill_is_the_greedy_and_swaps_only_improve(which):
             break
         ref[int(np.argmax(score))] = 1.0
     assert np.array_equal(x, ref)
-    swapped = _swap(form, x, 20)
+    assert gained == pytest.approx(form.value(x)[0] - form.value(np.zeros(form.n))[0])
+    swapped, value = _swap(form, x, 20)
     assert form.feasible(swapped) and form.value(swapped)[0] >= form.value(x)[0] - 1e-12
+    assert value == pytest.approx(form.value(swapped)[0])  # F(x) plus the swaps' changes
+
+
+@pytest.mark.parametrize("which", range(3))
+def test_swaps_stop_at_a_pass_that_gains_too_little(which):
+    """With `rtol` at 1 (a pass must double F) the swaps stop after the first pass, as one
+    pass does; with 0 they go on while any swap improves and end no worse."""
+    form = scm_forms(n=30, seed=which)[which]
+    start = np.zeros(form.n)
+    start[np.argmin(form.value(np.eye(form.n)))] = 1.0  # the worst item first: swaps have work
+    x, _ = _fill(form, start)
+    once, value = _swap(form, x, 1)
+    stopped, stopped_value = _swap(form, x, 20, rtol=1.0)
+    full, full_value = _swap(form, x, 20, rtol=0.0)
+    assert np.array_equal(once, stopped) and stopped_value == pytest.approx(value)
+    assert form.value(x)[0] - 1e-12 <= stopped_value <= full_value + 1e-12
 
 
 def test_fill_reaches_past_a_support_that_is_too_small():
