@@ -19,6 +19,7 @@ FAMILIES = (
     "risk",
     "huber",
     "log_sum_exp",
+    "rounding",
 )
 
 ATOMS: dict[str, Atom] = {atom.name: atom for family in FAMILIES

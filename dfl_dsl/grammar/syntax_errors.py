@@ -23,6 +23,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 
 from .. import ast
 from ..errors import DflError, did_you_mean
+from .ampl_only import ampl_only
 
 KEYWORDS = frozenset(
     "set param var minimize maximize subject to expr model in within binary integer int "
@@ -114,7 +115,7 @@ def _parser_error(exc: UnexpectedInput, text: str, lark: Lark) -> DflError:
         line, column = text.count("\n") + 1, len(text) - text.rfind("\n")
     ctx = Context(lark, token, set(exc.expected or ()), _tokens_before(lark, text, line, column),
                   line, column)
-    error = _scripting(ctx.statement, token)
+    error = _scripting(ctx.statement, token) or ampl_only(token, ctx.statement, text)
     if error is not None:
         return error
     for rule in (_missing_semicolon, _end_of_file, _index_in_parentheses):
@@ -169,7 +170,8 @@ def _scripting(statement: list[Token], token: Token | None, dot: bool = False
 
 def _missing_semicolon(ctx: Context) -> DflError | None:
     last, token = ctx.last, ctx.token
-    if "SEMICOLON" in ctx.expected and last is not None and ctx.misspelled() is None and (
+    if "SEMICOLON" in ctx.expected and last is not None and last.type != "SEMICOLON" and (
+        ctx.misspelled() is None) and (
         token is None or token.line > last.end_line or token.type in STATEMENT_STARTS
     ):
         return DflError(f"missing `;` after `{last}`", _after(last),
