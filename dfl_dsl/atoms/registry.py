@@ -20,6 +20,7 @@ FAMILIES = (
     "huber",
     "log_sum_exp",
     "rounding",
+    "rising",
 )
 
 ATOMS: dict[str, Atom] = {atom.name: atom for family in FAMILIES

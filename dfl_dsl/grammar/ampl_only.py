@@ -22,20 +22,15 @@ _WORDS = {
     "node": _NETWORK,
     "arc": _NETWORK,
 }
-_PIECEWISE = ("AMPL's piecewise-linear terms `<<breakpoints; slopes>> x` are not supported yet",
-              "a convex one (slopes increasing) is `s1 * x + (s2 - s1) * pos(x - b1) + ...`, "
-              "with the slope steps' data declared `>= 0`")
 
 
-def ampl_only(token: Token | None, statement: list[Token], text: str) -> DflError | None:
+def ampl_only(token: Token | None, statement: list[Token]) -> DflError | None:
     """The error for an AMPL-only construct at `token`, or None."""
     if token is None:
         return None
     word = str(token)
     if word in _WORDS and (word != "suffix" or statement[:1] and statement[0] == "var"):
         message, hint = _WORDS[word]
-    elif word == "<" and text[token.end_pos:token.end_pos + 1] == "<":
-        message, hint = _PIECEWISE
     elif (word == ";" and len(statement) == 2 and str(statement[0]) in ("minimize", "maximize")):
         message, hint = _NETWORK
     else:

@@ -14,6 +14,7 @@ from lark.grammar import NonTerminal
 from .. import ast
 from ..errors import DflError
 from .depth import check_depth
+from .piecewise import piecewise
 from .syntax_errors import syntax_error
 
 LARK_OPTIONS = dict(
@@ -374,6 +375,12 @@ class _ToAst:
 
     def plus(self, meta, c):
         return c[1]
+
+    def pw_list(self, meta, c):
+        return list(c)
+
+    def piecewise(self, meta, c):
+        return piecewise(c[1], c[2], c[4], _pos(meta))
 
     def call_set(self, meta, c):
         """AMPL's `card {i in I: c}` (`card {I}`: the set I): a function of one set."""

@@ -115,7 +115,7 @@ def _parser_error(exc: UnexpectedInput, text: str, lark: Lark) -> DflError:
         line, column = text.count("\n") + 1, len(text) - text.rfind("\n")
     ctx = Context(lark, token, set(exc.expected or ()), _tokens_before(lark, text, line, column),
                   line, column)
-    error = _scripting(ctx.statement, token) or ampl_only(token, ctx.statement, text)
+    error = _scripting(ctx.statement, token) or ampl_only(token, ctx.statement)
     if error is not None:
         return error
     for rule in (_missing_semicolon, _end_of_file, _index_in_parentheses):

@@ -12,8 +12,6 @@ from dfl_dsl.grammar.parser import parse
 @pytest.mark.parametrize(("text", "line", "column", "message", "hint"), [
     ("var p >= 0;\nvar q;\nsubject to m: p >= 0 complements q >= 1;", 3, 22,
      "complementarity constraints", "optimization problem"),
-    ("var u{1..3};\nminimize c: sum{t in 1..3} <<5; 0, 2>> u[t];", 2, 28,
-     "piecewise-linear", "pos(x - b1)"),
     ("set S;\nminimize Cost;\nvar x{S} >= 0, obj Cost 1;", 2, 14,
      "column-wise coefficients", "flow-balance"),
     ("set N;\nnode Balance {k in N}: net_in = 1;", 2, 1, "network declarations", "flow-balance"),
