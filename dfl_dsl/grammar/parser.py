@@ -14,7 +14,7 @@ from lark.grammar import NonTerminal
 from .. import ast
 from ..errors import DflError
 from .depth import check_depth
-from .piecewise import piecewise
+from .piecewise import Indexed, piecewise
 from .syntax_errors import syntax_error
 
 LARK_OPTIONS = dict(
@@ -230,7 +230,8 @@ class _ToAst:
         return ast.Check(name, c[2], c[3], pos=_pos(c[1] if c[1] is not None else c[0]))
 
     def constraint(self, meta, c):
-        if isinstance(c[0], Token) and c[0].type == "ST":
+        """`subject to NAME ...`, `s.t. NAME ...` or AMPL's bare `NAME {I}: ...`."""
+        if c[0] is None or (isinstance(c[0], Token) and c[0].type == "ST"):
             c = c[1:]
         return ast.Constraint(str(c[0]), c[1], c[2], pos=_pos(c[0]))
 
@@ -378,6 +379,13 @@ class _ToAst:
 
     def pw_list(self, meta, c):
         return list(c)
+
+    def pw_indexed(self, meta, c):
+        """`{p in 1..n} b[p]` in a piecewise-linear term's list."""
+        built = self.set_literal(meta, c[:2])
+        if not isinstance(built, ast.SetOf):
+            raise DflError("an indexed list binds a dummy: `{p in 1..n} b[p]`", _pos(meta))
+        return Indexed(built.index, c[2])
 
     def piecewise(self, meta, c):
         return piecewise(c[1], c[2], c[4], _pos(meta))

@@ -115,7 +115,8 @@ def _parser_error(exc: UnexpectedInput, text: str, lark: Lark) -> DflError:
         line, column = text.count("\n") + 1, len(text) - text.rfind("\n")
     ctx = Context(lark, token, set(exc.expected or ()), _tokens_before(lark, text, line, column),
                   line, column)
-    error = _scripting(ctx.statement, token) or ampl_only(token, ctx.statement)
+    ctx = _statement_word(ctx) or ctx
+    error = _scripting(ctx.statement, ctx.token) or ampl_only(ctx.token, ctx.statement)
     if error is not None:
         return error
     for rule in (_missing_semicolon, _end_of_file, _index_in_parentheses):
@@ -166,6 +167,22 @@ def _scripting(statement: list[Token], token: Token | None, dot: bool = False
     return DflError(f"`{first}` is an AMPL command; AMPL scripting isn't part of a model file",
                     _pos(first), hint="run `dfl solve MODEL --data DATA` (`--json` shows "
                     "every value); the model file holds the model and, after `data;`, its data")
+
+
+def _statement_word(ctx: Context) -> Context | None:
+    """`minimise z: x;`, `st c: ...`, `node N;`: a name opens a statement as AMPL's bare
+    constraint `NAME: ...` does, so the parser stops at the word after it. The mistake is the
+    first word, where a statement keyword was expected: the context moves back to it."""
+    statement = ctx.statement
+    if len(statement) != 1 or statement[0].type != "NAME" or ctx.token is None or (
+            ctx.token.type in ("COLON", "LBRACE", "LSQB")):
+        return None
+    try:
+        ctx.lark.parse("+")  # (the terminals a statement may start with)
+    except UnexpectedInput as exc:
+        starts = set(exc.expected or ()) - {"NAME"}
+    word = statement[0]
+    return Context(ctx.lark, word, starts, ctx.previous[:-1], word.line, word.column)
 
 
 def _missing_semicolon(ctx: Context) -> DflError | None:
