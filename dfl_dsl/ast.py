@@ -308,6 +308,7 @@ class Objective(Statement):
     sense: str  # "minimize" | "maximize"
     name: str
     body: Expr
+    index: SetIndex | None = None  # AMPL's indexed objective: one member is solved
 
 
 @dataclass(frozen=True, eq=False)

@@ -19,6 +19,8 @@ FAMILIES = (
     "risk",
     "huber",
     "log_sum_exp",
+    "rounding",
+    "rising",
 )
 
 ATOMS: dict[str, Atom] = {atom.name: atom for family in FAMILIES

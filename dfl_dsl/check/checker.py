@@ -10,6 +10,7 @@ from .. import ast
 from ..errors import DflError, did_you_mean
 from .expressions import ExpressionRules
 from .info import Info
+from .members import split_wanted
 from .sets import SetRules
 from .statements import StatementRules
 from .symbols import Symbol
@@ -24,7 +25,7 @@ class Checker(StatementRules, SetRules, ExpressionRules):
         # first (AMPL's rule for a model with several)
         self.objectives: list[ast.Objective] = []
         self.objective: ast.Objective | None = None
-        self.wanted = objective
+        self.wanted, self.member = split_wanted(objective)  # `f[s]`: a member of an indexed f
         self.constraints: list[ast.Constraint] = []
         self.constraint_infos: dict[str, Info] = {}
         self._sense = "minimize"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from .. import ast
 from ..atoms.base import AtomError
-from ..atoms.registry import FUNCTIONS
+from ..atoms.registry import ATOMS, FUNCTIONS
 from ..atoms.shapes import broadcast, definitely_different, fmt
 from ..errors import DflError, did_you_mean
 from ..evaluate.set_functions import SET_FUNCTIONS
@@ -160,7 +160,8 @@ class ExpressionRules:
     def _e_Call(self, node: ast.Call, scope: Scope) -> Info:
         if node.func in SET_FUNCTIONS:
             return self._set_function(node, scope)
-        atom = FUNCTIONS.get(node.func)
+        # (`#rising`, which no model can write, stands in a rewritten piecewise-linear term)
+        atom = FUNCTIONS.get(node.func) if node.func[0] != "#" else ATOMS[node.func]
         if atom is None:
             declared = self.symbols.get(node.func)
             hint = did_you_mean(node.func, [*FUNCTIONS, *SET_FUNCTIONS])

@@ -11,6 +11,7 @@ from ..words import article
 from .combine import Scope, between, combine, describe, kind_of
 from .dcp import culprit, fits, flip, snippet
 from .info import Curv, Dim, Info, Sign
+from .members import one_member
 from .symbols import Dummy, Indexed, Symbol
 
 _DOMAINS = ("binary", "integer", "stiefel")
@@ -155,6 +156,8 @@ class StatementRules:
         )
 
     def _Objective(self, stmt: ast.Objective) -> None:
+        if stmt.index is not None:
+            stmt = one_member(stmt, self.member if stmt.name == self.wanted else None)
         self._sense = stmt.sense
         info = self.expr(stmt.body, {})
         self._sense = "minimize"

@@ -14,6 +14,7 @@ from lark.grammar import NonTerminal
 from .. import ast
 from ..errors import DflError
 from .depth import check_depth
+from .piecewise import Indexed, piecewise
 from .syntax_errors import syntax_error
 
 LARK_OPTIONS = dict(
@@ -117,7 +118,7 @@ class _ToAst:
         return ("value", c[1])
 
     def set_within(self, meta, c):
-        return ("within", c[0])
+        return ("within", c[1])
 
     def set_default(self, meta, c):
         return ("default", c[1])
@@ -153,7 +154,7 @@ class _ToAst:
         return "int" if word == "integer" else word  # AMPL's spelling of the `int` kind
 
     def param_check(self, meta, c):
-        op = {"<>": "!="}.get(str(c[0]), str(c[0]))
+        op = {"<>": "!=", "within": "in"}.get(str(c[0]), str(c[0]))
         operand = c[1] if len(c) > 1 else None
         return ast.ParamCheck(op, operand, pos=_pos(meta))
 
@@ -222,14 +223,15 @@ class _ToAst:
         return str(c[0])
 
     def objective(self, meta, c):
-        return ast.Objective(c[0], str(c[1]), c[2], pos=_pos(c[1]))
+        return ast.Objective(c[0], str(c[1]), c[3], c[2], pos=_pos(c[1]))
 
     def check_stmt(self, meta, c):
         name = str(c[1]) if c[1] is not None else f"#check:{c[0].line}:{c[0].column}"
         return ast.Check(name, c[2], c[3], pos=_pos(c[1] if c[1] is not None else c[0]))
 
     def constraint(self, meta, c):
-        if isinstance(c[0], Token) and c[0].type == "ST":
+        """`subject to NAME ...`, `s.t. NAME ...` or AMPL's bare `NAME {I}: ...`."""
+        if c[0] is None or (isinstance(c[0], Token) and c[0].type == "ST"):
             c = c[1:]
         return ast.Constraint(str(c[0]), c[1], c[2], pos=_pos(c[0]))
 
@@ -372,6 +374,29 @@ class _ToAst:
         args = tuple(c[1]) if c[1] is not None else ()
         return ast.Call(str(func), args, pos=_pos(meta))
 
+    def plus(self, meta, c):
+        return c[1]
+
+    def pw_list(self, meta, c):
+        return list(c)
+
+    def pw_indexed(self, meta, c):
+        """`{p in 1..n} b[p]` in a piecewise-linear term's list."""
+        built = self.set_literal(meta, c[:2])
+        if not isinstance(built, ast.SetOf):
+            raise DflError("an indexed list binds a dummy: `{p in 1..n} b[p]`", _pos(meta))
+        return Indexed(built.index, c[2])
+
+    def piecewise(self, meta, c):
+        return piecewise(c[1], c[2], c[4], _pos(meta))
+
+    def call_set(self, meta, c):
+        """AMPL's `card {i in I: c}` (`card {I}`: the set I): a function of one set."""
+        index = c[1]
+        if index.filter is None and len(index.items) == 1 and not index.items[0].names:
+            return ast.Call(str(c[0]), (index.items[0].set,), pos=_pos(meta))
+        return ast.Call(str(c[0]), (_set_of(index, index.pos),), pos=_pos(meta))
+
     def reduction(self, meta, c):
         if c[0] == "setof":
             return ast.SetOf(c[1], c[2], pos=_pos(meta))
@@ -389,12 +414,17 @@ class _ToAst:
                                ": cond}`", item.pos, hint="a set literal lists elements only")
         index = ast.SetIndex(tuple(self.bind_in(x.pos, [x.element, None, x.set])
                                    for x in items), c[1], pos=_pos(meta))
-        names = [ast.Name(n, pos=item.pos) for item in index.items for n in item.names]
-        body = names[0] if len(names) == 1 else ast.Tuple(tuple(names), pos=_pos(meta))
-        return ast.SetOf(index, body, pos=_pos(meta))
+        return _set_of(index, _pos(meta))
 
     def args(self, meta, c):
         return list(c)
+
+
+def _set_of(index: ast.SetIndex, pos: ast.Pos) -> ast.SetOf:
+    """The set an index builds: `setof` of its dummies (a tuple of them where several)."""
+    names = [ast.Name(n, pos=item.pos) for item in index.items for n in item.names]
+    body = names[0] if len(names) == 1 else ast.Tuple(tuple(names), pos=pos)
+    return ast.SetOf(index, body, pos=pos)
 
 
 def parse(text: str, filename: str = "<string>") -> ast.Model:

@@ -23,6 +23,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 
 from .. import ast
 from ..errors import DflError, did_you_mean
+from .ampl_only import ampl_only
 
 KEYWORDS = frozenset(
     "set param var minimize maximize subject to expr model in within binary integer int "
@@ -114,7 +115,8 @@ def _parser_error(exc: UnexpectedInput, text: str, lark: Lark) -> DflError:
         line, column = text.count("\n") + 1, len(text) - text.rfind("\n")
     ctx = Context(lark, token, set(exc.expected or ()), _tokens_before(lark, text, line, column),
                   line, column)
-    error = _scripting(ctx.statement, token)
+    ctx = _statement_word(ctx) or ctx
+    error = _scripting(ctx.statement, ctx.token) or ampl_only(ctx.token, ctx.statement)
     if error is not None:
         return error
     for rule in (_missing_semicolon, _end_of_file, _index_in_parentheses):
@@ -167,9 +169,26 @@ def _scripting(statement: list[Token], token: Token | None, dot: bool = False
                     "every value); the model file holds the model and, after `data;`, its data")
 
 
+def _statement_word(ctx: Context) -> Context | None:
+    """`minimise z: x;`, `st c: ...`, `node N;`: a name opens a statement as AMPL's bare
+    constraint `NAME: ...` does, so the parser stops at the word after it. The mistake is the
+    first word, where a statement keyword was expected: the context moves back to it."""
+    statement = ctx.statement
+    if len(statement) != 1 or statement[0].type != "NAME" or ctx.token is None or (
+            ctx.token.type in ("COLON", "LBRACE", "LSQB")):
+        return None
+    try:
+        ctx.lark.parse("+")  # (the terminals a statement may start with)
+    except UnexpectedInput as exc:
+        starts = set(exc.expected or ()) - {"NAME"}
+    word = statement[0]
+    return Context(ctx.lark, word, starts, ctx.previous[:-1], word.line, word.column)
+
+
 def _missing_semicolon(ctx: Context) -> DflError | None:
     last, token = ctx.last, ctx.token
-    if "SEMICOLON" in ctx.expected and last is not None and ctx.misspelled() is None and (
+    if "SEMICOLON" in ctx.expected and last is not None and last.type != "SEMICOLON" and (
+        ctx.misspelled() is None) and (
         token is None or token.line > last.end_line or token.type in STATEMENT_STARTS
     ):
         return DflError(f"missing `;` after `{last}`", _after(last),

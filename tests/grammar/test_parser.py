@@ -513,6 +513,12 @@ def test_a_literal_too_large_for_a_float_is_a_located_error(literal):
     ("f = if k = o then 1 else if k = d then -1 else 0",
      "(cmp f == (if (cmp k == o) 1 (if (cmp k == d) -1 0)))"),
     ("a <= b <= if c then 1 else 2", "(cmp a <= b <= (if c 1 2))"),
+    ("+Infinity - +x", "(- inf x)"),  # a unary `+`
+    ("0. + 2.", "(+ 0.0 2.0)"),  # a number ending in `.`, while `1..n` stays a range
+    ("1..n", "(.. 1 n)"),
+    # a function of a set, the braces without parentheses: `{I}` is the set I itself
+    ("card {i in I: a[i] > 0}", "card((setof{i in I : (cmp a[i] > 0)} i))"),
+    ("card {I} / 2", "(/ card(I) 2)"),
 ])
 def test_ampl_expression_forms(text, expected) -> None:
     assert sx(body(text)) == expected
@@ -543,6 +549,24 @@ def test_ampl_colon_equals_is_a_value_the_data_may_replace() -> None:
     (p, s) = parse("param t{I} := 2 * n;\nset J := 1..3;").statements
     assert p.value is None and sx(p.default) == "(* 2 n)"
     assert s.value is None and sx(s.default) == "(.. 1 3)"
+
+
+def test_ampl_statement_forms_from_published_models() -> None:
+    """Spellings found in published AMPL models: an empty statement, a param `within` a set,
+    an `if` as a bound without parentheses, an indexed objective, a constraint without
+    `subject to`."""
+    p, x, o = parse("param P symbolic within PROD;;\n"
+                    "var x{j in J} >= if t[j] = 'pos' then 0 else -Infinity, "
+                    "<= if t[j] = 'neg' then 0 else +Infinity;\n"
+                    "minimize cost {s in S}: sum{j in J} c[s, j] * x[j];").statements
+    assert [c.op for c in p.checks] == ["in"] and sx(p.checks[0].operand) == "PROD"
+    assert [sx(a.operands[0]) for a in x.attrs] == ['(if (cmp t[j] == "pos") 0 -inf)',
+                                                     '(if (cmp t[j] == "neg") 0 inf)']
+    assert sx(o.index) == "{s in S}" and o.name == "cost"
+    bare, named = parse("def_S {i in I}: S[i] = 2;\nsubj to cap: x <= 1;").statements
+    assert (bare.name, sx(bare.index), named.name) == ("def_S", "{i in I}", "cap")
+    (q,) = parse("param q{i in I} >= if i = 1 then 0 else q[i - 1];").statements
+    assert sx(q.checks[0].operand) == "(if (cmp i == 1) 0 q[(- i 1)])"
 
 
 def test_var_attributes_separated_by_commas() -> None:
