@@ -6,11 +6,12 @@ tests/test_fuzz_ampl.py (hypothesis, bounded) and benchmarks/fuzz.py (the long r
 * `mutated_dat` (kind `dat`): a model's .dat (or the `data;` part of a model file) mutated by
   tokens, characters and lines, truncated, its table headers swapped or duplicated, `:=` and
   `;` removed, its rows and tuples given the wrong width, its numbers made huge or `.`, its
-  statements repeated; then read with the model and bound (`ampl_front_end`);
+  elements quoted or renumbered, its statements repeated, word soup put between them; then
+  read with the model and bound (`ampl_front_end`);
 * `convert_input` (kind `convert`): `dfl data FILE.dat --to json --out OUT` on a mutated .dat,
   with or without `--model`, over no file or an old one (`convert_judge`): exit 0 with a JSON
-  mapping that binds as the .dat does, or exit 2 with `FILE:LINE:COL: error:` (or `FILE:
-  error:`) first and the old file (or none) left as it was.
+  mapping that binds as the .dat does (the same sets and values), or exit 2 with
+  `FILE:LINE:COL: error:` (or `FILE: error:`) first and the old file (or none) left as it was.
 
 Every input is made from a `random.Random`: a failure reproduces from its seed.
 """
@@ -72,7 +73,14 @@ HUGE = ["1e400", "-1e400", "1e308", "-1.7e308", "1e-400", "9223372036854775808",
 
 
 def random_ops(rng: random.Random, vocab: list[str]) -> list[tuple[int, int, int, str]]:
-    return _random_ops(rng, vocab)
+    """One to six edits, one most often (more edits stop at the first error sooner)."""
+    return _random_ops(rng, vocab)[: rng.choice([1, 1, 1, 2, 2, 3, 6])]
+
+
+def own_words(text: str) -> list[str]:
+    """The names and numbers of a file (a mutation that swaps one for another is one that a
+    reader gets further with: a set used as a param, a member of the wrong set)."""
+    return sorted(set(re.findall(r"[A-Za-z_]\w*|\d+(?:\.\d+)?", text)))
 
 
 # ---------------------------------------------------------------------- .dat mutations
@@ -82,15 +90,16 @@ _HEADER = re.compile(r":((?:[^:;=]|:(?!=))*?):=")  # a table's `: a b c :=`
 
 
 def mutate_dat(text: str, rng: random.Random, corpus: list[str]) -> str:
-    """One to four edits of AMPL data text (see `_DAT_EDITS`)."""
-    for _ in range(rng.randint(1, 4)):
+    """One to four edits of AMPL data text (see `_DAT_EDITS`), one most often."""
+    for _ in range(rng.choice([1, 1, 1, 2, 2, 3, 4])):
         edit = rng.choice(_DAT_EDITS)
         text = edit(text, rng, corpus)
     return text
 
 
 def _tokens_edit(text: str, rng: random.Random, corpus: list[str]) -> str:
-    return mutate(text, random_ops(rng, DAT_VOCAB)[:1], corpus)
+    vocab = DAT_VOCAB if rng.random() < 0.5 else own_words(text) or DAT_VOCAB
+    return mutate(text, random_ops(rng, vocab)[:1], corpus)
 
 
 def _character(text: str, rng: random.Random, corpus: list[str]) -> str:
@@ -192,8 +201,37 @@ def _statement(text: str, rng: random.Random, corpus: list[str]) -> str:
     return ";".join(parts)
 
 
-_DAT_EDITS = [_tokens_edit, _tokens_edit, _character, _truncate, _punctuation_removed, _header,
-              _header, _arity, _arity, _number, _number, _default, _statement]
+_KEYWORDS = frozenset("set param default data end tr Infinity".split())
+
+
+def _element(text: str, rng: random.Random, corpus: list[str]) -> str:
+    """An element written another way: quoted (the same member to AMPL), or as a number a
+    reader may take for another one (`01`, `1.0`, `+1`, `1e0`), or odd text."""
+    words = [m for m in re.finditer(r"(?<![\w.'\"])[A-Za-z_]\w*|\b\d+\b", text)
+             if m.group() not in _KEYWORDS]
+    if not words:
+        return text
+    found = rng.choice(words)
+    word = found.group()
+    new = rng.choice([f"'{word}'", f'"{word}"', f"0{word}", f"{word}.0", f"+{word}",
+                      f"{word}e0", f"'{word} '", "'Zürich'", "'a''b'", "'#'", "'1'", '"2.0"',
+                      "1e20", "-0", "''", "'x;y'", "'.'", "'*'"])
+    return text[: found.start()] + new + text[found.end():]
+
+
+def _soup(text: str, rng: random.Random, corpus: list[str]) -> str:
+    """A run of data words and punctuation put between two statements."""
+    words = DAT_VOCAB + own_words(text)
+    soup = " ".join(rng.choice(words) for _ in range(rng.randint(1, 12)))
+    parts = text.split(";")
+    k = rng.randrange(len(parts))
+    parts[k] = parts[k] + "\n" + soup if rng.random() < 0.5 else soup + " " + parts[k]
+    return ";".join(parts)
+
+
+_DAT_EDITS = [_soup, _element, _element, _tokens_edit, _tokens_edit, _character, _truncate,
+              _punctuation_removed, _header, _header, _arity, _arity, _number, _number,
+              _default, _statement]
 
 
 # ---------------------------------------------------------------------- the inputs
@@ -201,7 +239,8 @@ def mutated_mod(rng: random.Random, corpus: list[AmplCase]) -> tuple[str, str | 
     """Kind `ampl`: (model text mutated, its .dat as it is)."""
     case = rng.choice(corpus)
     texts = [c.mod for c in corpus]
-    return mutate(case.mod, random_ops(rng, AMPL_VOCAB), texts), case.dat
+    vocab = AMPL_VOCAB if rng.random() < 0.5 else own_words(case.mod)
+    return mutate(case.mod, random_ops(rng, vocab), texts), case.dat
 
 
 def mutated_dat(rng: random.Random, corpus: list[AmplCase]) -> tuple[str, str | None]:
@@ -323,17 +362,41 @@ def _judge_output(case: Conversion) -> str:
 
 
 def _same_binding(case: Conversion, converted: Path) -> str:
-    """The model binds the converted JSON as it binds the .dat: both, or neither."""
+    """The model binds the converted JSON as it binds the .dat: to the same sets and values,
+    or to an error both times."""
     outcomes = []
     for data in (None, converted):
         try:
             with _judging():
-                _bound(case.mod, case.dat, data)
-            outcomes.append("ok")
+                outcomes.append(_fingerprint(_bound(case.mod, case.dat, data)))
         except dfl.DflError as error:
             outcomes.append(f"error: {error.message}")
         except Exception as exc:  # noqa: BLE001
             raise Crash(f"{type(exc).__name__}: {exc}") from exc
-    if (outcomes[0] == "ok") != (outcomes[1] == "ok"):
-        raise Mismatch(f"the .dat binds: {outcomes[0][:200]}; its JSON: {outcomes[1][:200]}")
+    dat, json_ = outcomes
+    if isinstance(dat, str) and isinstance(json_, str):
+        return "ok"
+    if isinstance(dat, str) or isinstance(json_, str):
+        raise Mismatch(f"the .dat binds: {str(dat)[:200]}; its JSON: {str(json_)[:200]}")
+    for name in sorted(set(dat) | set(json_)):
+        if repr(dat.get(name)) != repr(json_.get(name)):
+            raise Mismatch(f"`{name}` from the .dat: {dat.get(name)!r:.200}; from its JSON: "
+                           f"{json_.get(name)!r:.200}")
     return "ok"
+
+
+def _fingerprint(inst) -> dict:
+    """Every bound set's members and every data param's entries and values, as elements."""
+    from dfl_dsl.evaluate.elements import element_of
+
+    def rows(keys) -> list:
+        return [tuple(element_of(k) for k in row) for row in keys.tolist()]
+
+    out: dict = {f"set {n}": rows(v.keys) for n, v in inst.ctx.sets.items()}
+    for name, entity in inst.ctx.entities.items():
+        if entity.kind == "data" and entity.data is not None:
+            values = entity.data.tolist()
+            if entity.elem:
+                values = [element_of(v) for v in values]
+            out[name] = list(zip(rows(entity.domain.keys()), values, strict=True))
+    return out
