@@ -1,7 +1,7 @@
 """The long fuzz run: the inputs of tests/test_fuzz.py by the hundred thousand, counted.
 
 Each input is made from its own seed (reproducible: `--replay KIND SEED` runs one again and
-prints it), in a fixed rotation of kinds, ten inputs to a round:
+prints it), in a fixed rotation of kinds, fifteen inputs to a round:
 
     text      3   a spec, example or seed model's text mutated by tokens, characters and
                   lines (tests/_fuzz.py: mutate), then parse + check
@@ -10,16 +10,27 @@ prints it), in a fixed rotation of kinds, ten inputs to a round:
     soup      1   a random run of keywords, punctuation and words, then parse + check
     solve     2   a generated small LP / MILP / QP solved by HiGHS and by CVXPY, the statuses
                   and objectives compared (1e-5 relative; 1e-4 for MILPs)
+    ampl      2   a tests/ampl/models/*.mod with its text mutated, and its .dat, through
+                  load -> check -> bind -> compile (tests/_fuzz_ampl.py)
+    dat       2   a model's .dat (or `data;` part) mutated: tokens, characters, lines,
+                  truncation, table headers, `:=` / `;`, row and tuple widths, huge numbers,
+                  `.`, `default`, statements repeated; then read with the model + bind
+    convert   1   `dfl data FILE.dat --to json --out OUT` (in this process) on a mutated .dat:
+                  exit 0 and a JSON mapping that binds as the .dat does (with --model), or
+                  exit 2, a located error, and no output file (or the old one unchanged)
+
+--kinds picks some (`--kinds ampl,dat,convert`): the rotation keeps their shares and order.
 
 Outcomes: `ok` (checked, compiled or both solved alike), `clean error` (a DflError naming its
 file, and a line within it when it has one; for `solve`, a backend refusing the model's
 class), `crash` (any other exception, an error without its file, or the worker process
 dying), `hang` (over --timeout seconds: a timer interrupts the input; one stuck in C code,
 where no timer reaches, is killed with its worker process after 60 s more, and a new worker
-goes on from the next input), `mismatch` (HiGHS and CVXPY disagree). Inputs are judged with
-the size cap at 1,000,000 entries (tests/_fuzz.py): a mutated size just under the default cap
-binds for minutes, legitimately. Prints the counts per kind, the load average, and the first
-findings with their seeds; --report writes them as JSON.
+goes on from the next input), `mismatch` (HiGHS and CVXPY disagree; a .dat and its JSON
+conversion bind differently). Inputs are judged with the size cap at 1,000,000 entries
+(tests/_fuzz.py): a mutated size just under the default cap binds for minutes, legitimately.
+Prints the counts per kind, the load average, and the first findings with their seeds;
+--report writes them as JSON.
 
     nice -n 19 python benchmarks/fuzz.py [--inputs 100000] [--seed 0] [--report fuzz.json]
 
@@ -58,8 +69,18 @@ from _fuzz import (  # noqa: E402
     random_model,
     random_ops,
 )
+from _fuzz_ampl import (  # noqa: E402
+    ampl_cases,
+    ampl_front_end,
+    convert_input,
+    convert_judge,
+    mutated_dat,
+    mutated_mod,
+)
 
-ROTATION = ["text"] * 3 + ["pipeline"] * 4 + ["soup"] + ["solve"] * 2
+ALL = (["text"] * 3 + ["pipeline"] * 4 + ["soup"] + ["solve"] * 2 + ["ampl"] * 2 + ["dat"] * 2
+       + ["convert"])
+ROTATION = list(ALL)  # (--kinds narrows it)
 OUTCOMES = ["ok", "clean error", "crash", "hang", "mismatch"]
 
 
@@ -68,23 +89,31 @@ class Hang(BaseException):  # (not an Exception: the judges catch those)
 
 
 def make_input(kind: str, seed: int, corpus, texts):
-    """The input of `kind` for `seed`, and the function that judges it."""
+    """The input of `kind` for `seed` (the judge's arguments), and the function that judges
+    it. (`corpus` is the spec's and examples' cases and the AMPL models', in a pair.)"""
     rng = random.Random(f"{kind}:{seed}")
+    cases_opt, cases_ampl = corpus
     if kind == "text":
         return (mutate(rng.choice(texts), random_ops(rng), texts), None), front_end
     if kind == "pipeline":
-        return mutated_case(rng, corpus), front_end
+        return mutated_case(rng, cases_opt), front_end
     if kind == "soup":
         return (" ".join(rng.choice(VOCAB) for _ in range(rng.randint(0, 60))), None), front_end
+    if kind == "ampl":
+        return mutated_mod(rng, cases_ampl), ampl_front_end
+    if kind == "dat":
+        return mutated_dat(rng, cases_ampl), ampl_front_end
+    if kind == "convert":
+        return (convert_input(rng, cases_ampl),), convert_judge
     return random_model(rng), cross_check
 
 
 def judge(kind: str, seed: int, corpus, texts, timeout: float) -> tuple[str, str]:
     """(outcome, detail) of one input."""
-    (text, data), check = make_input(kind, seed, corpus, texts)
+    args, check = make_input(kind, seed, corpus, texts)
     signal.setitimer(signal.ITIMER_REAL, timeout)
     try:
-        word = check(text, data)
+        word = check(*args)
     except Hang:
         return "hang", f"over {timeout:g} s"
     except Crash as crash:
@@ -108,13 +137,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--report", type=Path, help="write counts and findings as JSON here")
     parser.add_argument("--replay", nargs=2, metavar=("KIND", "SEED"),
                         help="print one input and its outcome")
+    parser.add_argument("--kinds", default=",".join(dict.fromkeys(ALL)),
+                        help="the kinds to run, comma-separated (default: all)")
     args = parser.parse_args(argv)
-    corpus = cases()
-    texts = [case.text for case in corpus]
+    kinds = args.kinds.split(",")
+    if unknown := set(kinds) - set(ALL):
+        parser.error(f"unknown kinds: {', '.join(sorted(unknown))}")
+    ROTATION[:] = [kind for kind in ALL if kind in kinds]
+    opt_cases = cases()
+    corpus, texts = (opt_cases, ampl_cases()), [case.text for case in opt_cases]
     if args.replay:
         _set_up()
         kind, seed = args.replay[0], int(args.replay[1])
-        print(make_input(kind, seed, corpus, texts)[0])
+        for part in make_input(kind, seed, corpus, texts)[0]:
+            print(part)
         print(judge(kind, seed, corpus, texts, args.timeout))
         return 0
     load_start, start = os.getloadavg()[0], time.perf_counter()

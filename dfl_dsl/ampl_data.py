@@ -187,6 +187,8 @@ class _Reader(TableReader):
         if k < end and t[k] == "[":
             close = self._close(k, end, "]")
             index = [element(t[j]) for j in self._words(k + 1, close, f"set `{name}`")]
+            if not index:  # `set S[] := ...`
+                raise self._expected(close, "a subscript", f"set `{name}`")
             k = close + 1
         self._note(name, k0, end, k0 + 1)
         tr, k = self._tr(k, end)

@@ -152,8 +152,8 @@ def _edit_character(flat: str, a: int, b: int, word: str) -> str:
     return flat[:c] + chr(32 + b % 95) + flat[c + 1:]
 
 
-def random_ops(rng: random.Random) -> list[tuple[int, int, int, str]]:
-    return [(rng.randrange(8), rng.randrange(10**6), rng.randrange(10**6), rng.choice(VOCAB))
+def random_ops(rng: random.Random, vocab: list[str] = VOCAB) -> list[tuple[int, int, int, str]]:
+    return [(rng.randrange(8), rng.randrange(10**6), rng.randrange(10**6), rng.choice(vocab))
             for _ in range(rng.randint(1, 6))]
 
 
@@ -253,14 +253,21 @@ def front_end(text: str, data: dict | str | None) -> str:
 
 
 def _check_located(error: dfl.DflError, text: str) -> None:
+    check_located(error, {"fuzz.opt": text, str(_DATA_FILE): None})
+
+
+def check_located(error: dfl.DflError, files: dict[str, str | None]) -> None:
+    """`error` names one of `files` (name -> its text, None: not checked for lines), with a
+    one-line message, at a line within that file's text when it has a line."""
     report = str(error)
-    if error.filename not in ("fuzz.opt", str(_DATA_FILE)):
+    if error.filename not in files:
         raise Crash(f"an error naming no input file: {report}")
     if not error.message or "\n" in error.message:
         raise Crash(f"an empty or multi-line message: {report}")
-    if error.filename == "fuzz.opt" and error.pos.line:
+    text = files[error.filename]
+    if text is not None and error.pos.line:
         if not 1 <= error.pos.line <= text.count("\n") + 1 or error.pos.column < 1:
-            raise Crash(f"a position outside the model: {report}")
+            raise Crash(f"a position outside the file: {report}")
 
 
 def mutated_case(rng: random.Random, corpus: list[Case]) -> tuple[str, str | dict | None]:

@@ -72,6 +72,8 @@ def test_set_errors_are_located():
     assert "set `S[a]` is given twice" in fails("set S[a] := 1; set S[a] := 2;").message
     assert "expected `+` or `-`" in fails("set L: x := a 1 ;").message
     assert "is not closed by `)`" in fails("set P := (a, b ;").message
+    err = fails("set S := a ;\nset C[] := a ;")  # (fuzz: an IndexError, `dat` seed 123)
+    assert err.message == "set `C`: expected a subscript, got `]`" and err.pos.column == 7
 
 
 def test_params_scalars_defaults_and_text():
