@@ -15,6 +15,8 @@ Backends: gloo on CPU, NCCL on CUDA (each rank on its local GPU).
 from __future__ import annotations
 
 import os
+import time
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,6 +27,11 @@ from torch import nn
 from ..errors import DflError
 
 _TORCHRUN_ENV = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT")
+
+# The tensors this module hands to collectives, until gloo's worker threads let go of them
+# (see `close`).
+_in_flight: weakref.WeakSet = weakref.WeakSet()
+DRAIN_S = 30.0  # how long `close` waits for them at most
 
 
 @dataclass(frozen=True)
@@ -54,6 +61,7 @@ class Shard:
     def sum(self, value: float) -> float:
         t = torch.tensor([value], dtype=torch.float64,
                          device=self.device if self.device.type == "cuda" else "cpu")
+        _in_flight.add(t)
         dist.all_reduce(t)
         return float(t.item())
 
@@ -90,8 +98,32 @@ def init(device: str = "cpu") -> Shard:
 
 
 def close() -> None:
-    """Leave the group together: a rank tearing gloo down while another still talks to it
-    aborts that one."""
+    """Leave the group together (a rank tearing gloo down while another still talks to it
+    aborts that one), then wait for gloo's worker threads to let go of our tensors.
+
+    Why the wait: a gloo collective returns when its work completes, but the worker thread
+    that ran it destroys the work (and the barrier's, which holds the works before it) a moment
+    later, and dropping a tensor that Python has seen takes the GIL. The group's threads live
+    on to the end of the process (destroy_process_group doesn't join them, and a
+    DistributedDataParallel keeps the group alive), so on a rank that returns straight after
+    this (rank 1: rank 0 still writes the results) the interpreter could be finalizing by
+    then: the worker then exits inside a noexcept destructor and the rank aborts with
+    "terminate called without an active exception" (seen in CI; the core shows
+    ProcessGroupGloo::runLoop -> ~AsyncBarrierWork -> ~AsyncAllreduceWork -> Tensor decref ->
+    take_gil -> pthread_exit while the main thread is in Py_FinalizeEx). Sleeping releases
+    the GIL; a tensor leaves `_in_flight` when its last holder in C++ has dropped it."""
     if dist.is_initialized():
         dist.barrier()
+        _drain(DRAIN_S)
         dist.destroy_process_group()
+
+
+def _drain(timeout: float) -> bool:
+    """Wait (GIL released) until no tensor handed to a collective is held by gloo any more;
+    False if some still is after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while len(_in_flight):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.001)
+    return True
