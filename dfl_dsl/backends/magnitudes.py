@@ -55,7 +55,8 @@ def check_representable(inst: Instance, form: LinearForm, theta,
     for side in (rl, ru):
         row = _first_huge(side, bound_cap)
         if row is not None:
-            raise _row_error(inst, form, row, f"has the bound {side[row]:g}", bound_cap, solver)
+            raise _row_error(inst, form, row, f"has the bound {side[row]:g}", bound_cap, solver,
+                             _NO_BOUND)
     for side in (form.lb, form.ub):
         col = _first_huge(side, bound_cap)
         if col is not None:
@@ -68,17 +69,23 @@ def _first_huge(values: np.ndarray, cap: float, finite: bool = True) -> int | No
     return int(np.argmax(bad)) if bad.any() else None
 
 
-def _error(inst: Instance, what: str, cap: float, solver: str, pos) -> DflError:
+def _error(inst: Instance, what: str, cap: float, solver: str, pos,
+           hint: str = "rescale the model's units") -> DflError:
     return DflError(f"{what}: {solver} takes magnitudes below {cap:g} here (it reads larger "
-                    "ones as infinite, or refuses them)", pos, hint="rescale the model's units",
+                    "ones as infinite, or refuses them)", pos, hint=hint,
                     filename=inst.model.filename, source=inst.model.source)
 
 
+# a bound as large as this is often AMPL's way of writing "no bound" (`1e20` in the data)
+_NO_BOUND = "for no bound, write `Infinity` (in a .dat file too) or leave the bound out; " \
+            "else rescale the model's units"
+
+
 def _row_error(inst: Instance, form: LinearForm, row: int, what: str, cap: float,
-               solver: str) -> DflError:
+               solver: str, hint: str = "rescale the model's units") -> DflError:
     original = int(form.kept_rows[row]) if form.kept_rows is not None else row
     label = row_labels(inst, form, [original])[0]  # (row_names count the original rows)
-    return _error(inst, f"row `{label}` {what}", cap, solver, _declared(inst, label))
+    return _error(inst, f"row `{label}` {what}", cap, solver, _declared(inst, label), hint)
 
 
 def _bound_error(inst: Instance, form: LinearForm, col: int, value: float, cap: float,
@@ -91,9 +98,9 @@ def _bound_error(inst: Instance, form: LinearForm, col: int, value: float, cap: 
         if single:
             label = row_labels(inst, full, single[:1])[0]
             return _error(inst, f"row `{label}` bounds {_column(inst, col)} at {value:g}", cap,
-                          solver, _declared(inst, label))
+                          solver, _declared(inst, label), _NO_BOUND)
     return _error(inst, f"{_column(inst, col)} has the bound {value:g}", cap, solver,
-                  _declared(inst, _column(inst, col)))
+                  _declared(inst, _column(inst, col)), _NO_BOUND)
 
 
 def _unreduced(inst: Instance) -> LinearForm:

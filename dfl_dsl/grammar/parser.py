@@ -101,7 +101,8 @@ class _ToAst:
         the nesting check, not a RecursionError) and without lark's per-call wrappers."""
         built: dict[int, object] = {}
         for sub in tree.iter_subtrees():  # children before their parents
-            children = [built[id(c)] if isinstance(c, Tree) else c for c in sub.children]
+            children = [built[id(c)] if isinstance(c, Tree) else c for c in sub.children
+                        if not (isinstance(c, Tree) and c.data == "alias")]
             method = getattr(self, sub.data, None)
             built[id(sub)] = (method(sub.meta, children) if method is not None
                               else Tree(sub.data, children, sub.meta))

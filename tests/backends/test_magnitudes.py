@@ -39,3 +39,15 @@ def test_numbers_beyond_highs_range_are_located_errors(text, message, at, backen
 def test_numbers_within_range_solve():
     sol = bind("var x; minimize f: x; subject to c: x >= 1e19;").solve("highs")
     assert sol.status == "optimal" and sol.objective == pytest.approx(1e19)
+
+
+@pytest.mark.parametrize(("text", "hint"), [
+    # AMPL models often write 1e20 for "no bound": the hint says how to write that here
+    ("var x >= 0; maximize f: -x; subject to c: x <= 1e20;", "write `Infinity`"),
+    ("var x <= 1e21; minimize f: -x;", "write `Infinity`"),
+    ("var x >= 0; minimize f: 1e20 * x;", "rescale the model's units"),  # a cost: no bound
+])
+def test_the_hint_for_a_huge_bound_offers_infinity(text, hint):
+    with pytest.raises(DflError) as info:
+        bind(text).solve("highs")
+    assert hint in info.value.hint

@@ -554,7 +554,10 @@ def test_ampl_colon_equals_is_a_value_the_data_may_replace() -> None:
 def test_ampl_statement_forms_from_published_models() -> None:
     """Spellings found in published AMPL models: an empty statement, a param `within` a set,
     an `if` as a bound without parentheses, an indexed objective, a constraint without
-    `subject to`."""
+    `subject to`, an alias text after a declaration's name."""
+    aliased = parse("set W 'warehouses';\nparam p 'price' {W} >= 0;\nvar U 'used' >= 0;\n"
+                    "minimize c 'cost': U;").statements
+    assert [d.name for d in aliased] == ["W", "p", "U", "c"] and sx(aliased[1].index) == "{W}"
     p, x, o = parse("param P symbolic within PROD;;\n"
                     "var x{j in J} >= if t[j] = 'pos' then 0 else -Infinity, "
                     "<= if t[j] = 'neg' then 0 else +Infinity;\n"
@@ -563,7 +566,7 @@ def test_ampl_statement_forms_from_published_models() -> None:
     assert [sx(a.operands[0]) for a in x.attrs] == ['(if (cmp t[j] == "pos") 0 -inf)',
                                                      '(if (cmp t[j] == "neg") 0 inf)']
     assert sx(o.index) == "{s in S}" and o.name == "cost"
-    bare, named = parse("def_S {i in I}: S[i] = 2;\nsubj to cap: x <= 1;").statements
+    bare, named = parse("def_S {i in I}: S[i] = 2;\nsubj to cap 'capacity': x <= 1;").statements
     assert (bare.name, sx(bare.index), named.name) == ("def_S", "{i in I}", "cap")
     (q,) = parse("param q{i in I} >= if i = 1 then 0 else q[i - 1];").statements
     assert sx(q.checks[0].operand) == "(if (cmp i == 1) 0 q[(- i 1)])"
