@@ -174,6 +174,13 @@ class TableReader:
         t = self.t
         dims = [self.schema.dims.get(p) for p in params]
         arity = next((d for d in dims if d is not None), None)
+        for param, dim in zip(params, dims, strict=True):
+            if dim is not None and (dim == 0 or dim != arity):  # (the model's widths)
+                raise self.tk.error(f"param `{param}` has {dim} subscripts, but `{params[0]}`"
+                                    f" in the same list has {arity}" if dim else
+                                    f"param `{param}` is one value, not entries with "
+                                    "subscripts", self.named[param],
+                                    hint=f"give it in its own `param {param} := ...;`")
         if arity is None and set_name is not None:
             arity = self.schema.dims.get(set_name)
         idx = self._words(k, end, f"param `{params[0]}`", dots=True)

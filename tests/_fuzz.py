@@ -258,15 +258,21 @@ def _check_located(error: dfl.DflError, text: str) -> None:
 
 def check_located(error: dfl.DflError, files: dict[str, str | None]) -> None:
     """`error` names one of `files` (name -> its text, None: not checked for lines), with a
-    one-line message, at a line within that file's text when it has a line."""
-    report = str(error)
+    one-line message, at a line within that file's text when it has a line (and its report,
+    with the line and a caret under the place, made without an exception)."""
+    try:
+        report = error.format()
+    except Exception as exc:  # noqa: BLE001
+        raise Crash(f"formatting the error failed: {type(exc).__name__}: {exc}") from exc
     if error.filename not in files:
         raise Crash(f"an error naming no input file: {report}")
     if not error.message or "\n" in error.message:
         raise Crash(f"an empty or multi-line message: {report}")
     text = files[error.filename]
     if text is not None and error.pos.line:
-        if not 1 <= error.pos.line <= text.count("\n") + 1 or error.pos.column < 1:
+        lines = text.split("\n")
+        if not 1 <= error.pos.line <= len(lines) or not (
+                1 <= error.pos.column <= len(lines[error.pos.line - 1]) + 1):
             raise Crash(f"a position outside the file: {report}")
 
 

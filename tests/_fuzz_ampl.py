@@ -201,6 +201,16 @@ def _statement(text: str, rng: random.Random, corpus: list[str]) -> str:
     return ";".join(parts)
 
 
+ODD_CHARACTERS = ["\x00", "\ufeff", "\r", "\r\n", "\t", "\x0c", "\x0b", "\u2028", "\u00a0",
+                  "é", "\x85", "\x1b[31m", "\U0001f600", "\u0301", "\\"]
+
+
+def _odd_character(text: str, rng: random.Random, corpus: list[str]) -> str:
+    """A control, invisible or wide character (a line break to `splitlines`, not to `\n`)."""
+    at = rng.randrange(len(text) + 1)
+    return text[:at] + rng.choice(ODD_CHARACTERS) + text[at:]
+
+
 _KEYWORDS = frozenset("set param default data end tr Infinity".split())
 
 
@@ -229,9 +239,9 @@ def _soup(text: str, rng: random.Random, corpus: list[str]) -> str:
     return ";".join(parts)
 
 
-_DAT_EDITS = [_soup, _element, _element, _tokens_edit, _tokens_edit, _character, _truncate,
-              _punctuation_removed, _header, _header, _arity, _arity, _number, _number,
-              _default, _statement]
+_DAT_EDITS = [_odd_character, _soup, _element, _element, _tokens_edit, _tokens_edit,
+              _character, _truncate, _punctuation_removed, _header, _header, _arity, _arity,
+              _number, _number, _default, _statement]
 
 
 # ---------------------------------------------------------------------- the inputs
@@ -240,7 +250,10 @@ def mutated_mod(rng: random.Random, corpus: list[AmplCase]) -> tuple[str, str | 
     case = rng.choice(corpus)
     texts = [c.mod for c in corpus]
     vocab = AMPL_VOCAB if rng.random() < 0.5 else own_words(case.mod)
-    return mutate(case.mod, random_ops(rng, vocab), texts), case.dat
+    text = mutate(case.mod, random_ops(rng, vocab), texts)
+    if rng.random() < 0.1:
+        text = _odd_character(text, rng, texts)
+    return text, case.dat
 
 
 def mutated_dat(rng: random.Random, corpus: list[AmplCase]) -> tuple[str, str | None]:
@@ -279,18 +292,27 @@ def ampl_front_end(mod: str, dat: str | None) -> str:
     """load -> check -> bind -> compile: `ok` or `error` (a located DflError); `Crash` else."""
     try:
         with _judging():
-            _bound(mod, dat).compile()
+            inst = _bound(mod, dat)
+            inst.compile()
+            if len(names := [o.name for o in inst.model.objectives]) > 1:  # the last one too
+                _bound(mod, dat, objective=names[-1]).compile()
     except dfl.DflError as error:
-        check_located(error, {str(MOD_FILE): mod, str(DAT_FILE): dat})
+        check_located(error, {str(MOD_FILE): mod, str(DAT_FILE): as_read(dat)})
         return "error"
     except Exception as exc:  # noqa: BLE001 - the point: anything else is a finding
         raise Crash(f"{type(exc).__name__}: {exc}") from exc
     return "ok"
 
 
-def _bound(mod: str, dat: str | None, data: Path | None = None):
+def as_read(text: str | None) -> str | None:
+    """A file's text as Python reads it back (universal newlines: a lone `\r` ends a line),
+    which is what the lines and columns of an error about the file count in."""
+    return None if text is None else text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _bound(mod: str, dat: str | None, data: Path | None = None, objective: str | None = None):
     """The model text parsed (as MOD_FILE) and bound to `data`, else to `dat` (as DAT_FILE)."""
-    model = dfl.parse(mod, str(MOD_FILE))
+    model = dfl.parse(mod, str(MOD_FILE), objective)
     if data is None and dat is not None:
         DAT_FILE.write_text(dat)
         data = DAT_FILE
@@ -334,8 +356,10 @@ def _judge_error(case: Conversion, report: str, source: Path) -> str:
     found = _FIRST_LINE.match(report)
     if found is None or found["file"] not in (str(source), str(MOD_FILE)):
         raise Crash(f"exit 2 without a located error: {report[:400]}")
-    text = case.mod if found["file"] == str(MOD_FILE) else case.dat
-    if found["line"] and not 1 <= int(found["line"]) <= text.count("\n") + 1:
+    text = as_read(case.mod if found["file"] == str(MOD_FILE) else case.dat)
+    lines = text.split("\n")
+    if found["line"] and not (1 <= int(found["line"]) <= len(lines) and 1 <= int(
+            found["col"]) <= len(lines[int(found["line"]) - 1]) + 1):
         raise Crash(f"a position outside the file: {report[:400]}")
     if case.old and OUT_FILE.read_text() != "OLD":
         raise Crash(f"the old output was changed by a failed conversion: {report[:300]}")
@@ -362,8 +386,9 @@ def _judge_output(case: Conversion) -> str:
 
 
 def _same_binding(case: Conversion, converted: Path) -> str:
-    """The model binds the converted JSON as it binds the .dat: to the same sets and values,
-    or to an error both times."""
+    """Where the model binds the .dat, it binds the converted JSON to the same sets and
+    values. (Not the other way: a JSON object's keys are text, so an entry keyed 7 finds the
+    member '7' that the .dat keeps apart from 7.)"""
     outcomes = []
     for data in (None, converted):
         try:
@@ -374,9 +399,9 @@ def _same_binding(case: Conversion, converted: Path) -> str:
         except Exception as exc:  # noqa: BLE001
             raise Crash(f"{type(exc).__name__}: {exc}") from exc
     dat, json_ = outcomes
-    if isinstance(dat, str) and isinstance(json_, str):
+    if isinstance(dat, str):
         return "ok"
-    if isinstance(dat, str) or isinstance(json_, str):
+    if isinstance(json_, str):
         raise Mismatch(f"the .dat binds: {str(dat)[:200]}; its JSON: {str(json_)[:200]}")
     for name in sorted(set(dat) | set(json_)):
         if repr(dat.get(name)) != repr(json_.get(name)):

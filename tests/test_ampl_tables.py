@@ -57,6 +57,15 @@ def test_several_params_and_their_set():
     assert got["ARCS"] == [["a", "b"], ["b", "c"]] and got["cap"] == {"a": {"b": 5}, "b": {"c": 6}}
 
 
+def test_several_params_of_other_widths_are_located():
+    """A scalar in a `param:` list was an IndexError (fuzz: `dat` seed 1003993)."""
+    err = fails("param:hold_cost := 2 ;", {"hold_cost": 0})
+    assert err.message == "param `hold_cost` is one value, not entries with subscripts"
+    assert err.pos.column == 7 and "param hold_cost := ...;" in err.hint
+    err = fails("param: a b := x 1 2 ;", {"a": 1, "b": 2})
+    assert err.message == "param `b` has 2 subscripts, but `a` in the same list has 1"
+
+
 def test_short_and_wide_rows_are_located():
     err = fails("param c: x y :=\n a 1 2\n b 3\n c 5 6 ;")
     assert "row b has 1 value, but the table has 2 columns" in err.message
