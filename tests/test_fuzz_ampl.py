@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import random
 
+import pytest
 from _fuzz import Crash, Mismatch
 from _fuzz_ampl import (
     ampl_cases,
@@ -36,20 +37,13 @@ def _story(finding: AssertionError, *parts) -> AssertionError:
     return AssertionError(f"{type(finding).__name__}: {finding}\n{shown}")
 
 
+@pytest.mark.parametrize("mutated", [mutated_mod, mutated_dat], ids=["mod", "dat"])
 @AMPL
-@given(st.randoms(use_true_random=False))
-def test_mutated_ampl_models_through_the_front_end(rng: random.Random) -> None:
-    mod, dat = mutated_mod(rng, CASES)
-    try:
-        event(ampl_front_end(mod, dat))
-    except Crash as crash:
-        raise _story(crash, mod, dat) from crash
-
-
-@AMPL
-@given(st.randoms(use_true_random=False))
-def test_mutated_dat_files_read_and_bind(rng: random.Random) -> None:
-    mod, dat = mutated_dat(rng, CASES)
+@given(rng=st.randoms(use_true_random=False))
+def test_mutated_ampl_models_and_dat_files_through_the_front_end(mutated,
+                                                                 rng: random.Random) -> None:
+    """A mutated .mod with its .dat, or a .mod with a mutated .dat: read, bind, compile."""
+    mod, dat = mutated(rng, CASES)
     try:
         event(ampl_front_end(mod, dat))
     except Crash as crash:

@@ -71,8 +71,11 @@ def _shares(form: SCMForm, t: np.ndarray, rows: np.ndarray, data: np.ndarray,
     nonzero's share of its item's marginal gain, t (R,) or (B, R); `weighted` False when
     every w_r is 1."""
     t = t[..., rows]
-    moved = form.atoms(t + data if sign > 0 else t - data, rows) - form.atoms(t, rows)
-    return moved * form.w[rows] if weighted else moved
+    moved = form.atoms(t + data if sign > 0 else t - data, rows)
+    moved -= form.atoms(t, rows)  # in place: the greedy's picks call this a few hundred times
+    if weighted:
+        moved *= form.w[rows]
+    return moved
 
 
 def _gains(form: SCMForm, t: np.ndarray, cols: np.ndarray, sign: float = 1.0) -> np.ndarray:
@@ -184,12 +187,7 @@ def _fill(form: SCMForm, x: np.ndarray, cols: _Columns | None = None
         hit[r] = True
         touched = np.flatnonzero(hit[rows])
         hit[r] = False
-        at = rows[touched]  # `_shares` inlined: a pick is a dozen calls of a microsecond
-        before = t[at]
-        new = form.atoms(before + data[touched], at)
-        new -= form.atoms(before, at)
-        if cols.weighted:
-            new *= form.w[at]
+        new = _shares(form, t, rows[touched], data[touched], weighted=cols.weighted)
         gain += np.bincount(owner[touched], weights=new - share[touched], minlength=n)
         share[touched] = new
 

@@ -118,12 +118,9 @@ def close() -> None:
         dist.destroy_process_group()
 
 
-def _drain(timeout: float) -> bool:
-    """Wait (GIL released) until no tensor handed to a collective is held by gloo any more;
-    False if some still is after `timeout` seconds."""
+def _drain(timeout: float) -> None:
+    """Wait (GIL released) until no tensor handed to a collective is held by gloo any more,
+    or `timeout` seconds have passed."""
     deadline = time.monotonic() + timeout
-    while len(_in_flight):
-        if time.monotonic() > deadline:
-            return False
+    while len(_in_flight) and time.monotonic() <= deadline:
         time.sleep(0.001)
-    return True
