@@ -10,6 +10,7 @@ nonconvex term needs integer variables, which this rewrite doesn't add."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 from typing import Any
 
@@ -44,8 +45,7 @@ def piecewise(breaks: list, slopes: list, arg: ast.Expr, pos: ast.Pos) -> ast.Ex
                        f"{len(breaks) + 1} slopes, not {len(slopes)}", pos,
                        hint="`<<b1, ..., bn; s1, ..., sn+1>> x`: one slope more than breakpoints")
 
-    def op(sign: str, left: ast.Expr, right: ast.Expr) -> ast.Expr:
-        return ast.BinOp(sign, left, right, pos=pos)
+    op = functools.partial(_op, pos=pos)
 
     steps = [ast.Call(RISING, (op("-", slopes[m + 1], slopes[m]),), pos=pos)
              for m in range(len(breaks))]
@@ -72,8 +72,7 @@ def _indexed(breaks: Indexed, slopes: Indexed, x: ast.Expr, zero: ast.Expr,
             raise DflError("an indexed list of a piecewise-linear term has one dummy over one "
                            "set: `{p in 1..n} b[p]`", family.index.pos)
 
-    def op(sign: str, left: ast.Expr, right: ast.Expr) -> ast.Expr:
-        return ast.BinOp(sign, left, right, pos=pos)
+    op = functools.partial(_op, pos=pos)
 
     def fresh(family: Indexed) -> tuple[ast.SetIndex, ast.Expr, ast.Name]:
         old, new = family.index.items[0].names[0], f"_pw{next(_FRESH)}"
@@ -108,6 +107,10 @@ def _indexed(breaks: Indexed, slopes: Indexed, x: ast.Expr, zero: ast.Expr,
     offset = over_breaks(lambda b: b, before=ord_in(slopes, name))
     piece = op("-", op("*", body, x), op("+", offset, at_zero()))
     return ast.Reduce("max", index, piece, pos=pos)
+
+
+def _op(sign: str, left: ast.Expr, right: ast.Expr, pos: ast.Pos) -> ast.Expr:
+    return ast.BinOp(sign, left, right, pos=pos)
 
 
 def _filtered(index: ast.SetIndex, condition: ast.Expr) -> ast.SetIndex:
