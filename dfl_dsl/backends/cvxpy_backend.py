@@ -27,7 +27,7 @@ from ..instance import Instance
 from ..solution import Solution
 from .chains import plan
 from .declarations import BY_NAME
-from .highs import new_highs, qp_iteration_limit, silence_banner
+from .highs import new_highs, qp_iteration_limit, qp_scale_exponent, silence_banner
 from .magnitudes import check_representable, highs_limits
 
 
@@ -229,6 +229,7 @@ def solve_instance(inst: Instance, *, time_limit=None, seed=None):
     if solver == "HIGHS" and built.problem.is_qp() and not built.problem.is_mixed_integer():
         options["qp_iteration_limit"] = qp_iteration_limit(*built.x.shape,
                                                            len(built.problem.constraints))
+        options["user_objective_scale"] = qp_scale_exponent(linear_form(inst).P)
     try:
         with warnings.catch_warnings():  # settled below instead of cvxpy's stderr warning
             warnings.filterwarnings("ignore", message=r"\s*The problem is either infeasible")

@@ -15,17 +15,36 @@ import numpy as np
 import torch
 from torch import nn
 
+from ..errors import DflError
 from .loss_settings import TASK_LOSSES
 from .oracle import Oracle
 
 REDUCTIONS = ("mean", "sum", "none")
 
 
+def quadratic_losses() -> list[str]:
+    """The `--loss` names that train a QP (their classes set `takes_quadratic`)."""
+    from .loss_registry import LOSSES
+
+    return [name for name, cls in LOSSES.items() if getattr(cls, "takes_quadratic", False)]
+
+
 class _DFLLoss(nn.Module):
+    # whether the loss is defined for a convex QP's objective f(ĉ, w) = ĉᵀw + ½wᵀPw (those
+    # that only need w(ĉ) and f's value); the others are built on a linear ĉᵀw (SPO+'s bound,
+    # the pool losses' comparisons)
+    takes_quadratic = False
+
     def __init__(self, inst_or_oracle, reduction: str = "mean") -> None:
         super().__init__()
         is_oracle = isinstance(inst_or_oracle, Oracle)
         self.oracle = inst_or_oracle if is_oracle else Oracle(inst_or_oracle)
+        if self.oracle.is_qp and not self.takes_quadratic:
+            raise DflError(
+                f"this loss ({type(self).__name__}) needs a linear objective; the model's "
+                "objective is quadratic",
+                hint="for a QP train with --loss " + " | ".join(quadratic_losses()),
+                filename=self.oracle.inst.model.filename)
         if reduction not in REDUCTIONS:
             raise ValueError("reduction must be mean, sum or none")
         self.reduction = reduction
@@ -106,8 +125,9 @@ class _PFYLFn(torch.autograd.Function):
         noise = module.perturb.sample(c_hat)
         perturbed, sols = module.perturb.solve(module.oracle, c_hat, noise, keys, "pfyl")
         expected = sols.mean(1)
-        f = torch.einsum("bsn,bsn->bs", perturbed, sols).mean(1)
-        loss = (c_hat * w_true).sum(-1) - f
+        oracle = module.oracle
+        f = oracle.value(perturbed, sols).mean(1)
+        loss = oracle.value(c_hat, w_true) - f
         ctx.save_for_backward(w_true - expected)
         return loss
 
@@ -122,7 +142,13 @@ class PFYL(_DFLLoss):
     optimizers", NeurIPS 2020), for a minimization oracle:
 
         ℓ(ĉ, w*) = ĉᵀw* - E_Z[min_w (ĉ + σZ)ᵀw] >= 0,   ∂ℓ/∂ĉ = w* - E_Z[w(ĉ + σZ)].
+
+    For a convex QP the objective's ½wᵀPw joins both terms (the Fenchel–Young loss of the
+    regularizer Ω(w) = ½wᵀPw + the feasible set's indicator; Blondel, Martins & Niculae,
+    JMLR 2020); the gradient is the same.
     """
+
+    takes_quadratic = True
 
     def __init__(self, inst, n_samples: int = 10, sigma: float = 1.0, seed: int = 135,
                  reduction: str = "mean") -> None:
@@ -163,15 +189,20 @@ class _PerturbedOptFn(torch.autograd.Function):
         return torch.einsum("bs,bsn->bn", reward, noise) / (s * ctx.sigma), None, None, None, None
 
 
-def task_loss(w_bar: torch.Tensor, w_true: torch.Tensor, c: torch.Tensor, kind: str):
-    """A smoothed decision's loss per sample: its regret cᵀ(w̄ - w*), or its l1 / mse
-    distance to w* (mean over the entries, as torch's L1Loss / MSELoss)."""
-    diff = w_bar - w_true.to(w_bar)
+def task_loss(w_bar: torch.Tensor, w_true: torch.Tensor, c: torch.Tensor, kind: str,
+              oracle: Oracle | None = None):
+    """A smoothed decision's loss per sample: its regret f(c, w̄) - f(c, w*) (the oracle's
+    objective; cᵀ(w̄ - w*) without one), or its l1 / mse distance to w* (mean over the
+    entries, as torch's L1Loss / MSELoss)."""
+    w_true = w_true.to(w_bar)
+    diff = w_bar - w_true
     if kind == "l1":
         return diff.abs().mean(-1)
     if kind == "mse":
         return (diff**2).mean(-1)
-    return (c.to(w_bar) * diff).sum(-1)
+    if oracle is None or not oracle.is_qp:
+        return (c.to(w_bar) * diff).sum(-1)  # (the difference first: exact 0 at w*)
+    return oracle.value(c.to(w_bar), w_bar) - oracle.value(c.to(w_bar), w_true)
 
 
 class DPO(_DFLLoss):
@@ -186,8 +217,11 @@ class DPO(_DFLLoss):
     reward in the Stein estimate: same expectation, lower variance (Kool et al., "Buy 4
     REINFORCE samples, get a baseline for free!", ICLR-W 2019). With `solve_ratio` < 1 a
     step solves its perturbed costs only with that probability and otherwise takes the best
-    solution in the oracle's pool (solution caching, Mulamba et al., IJCAI 2021).
+    solution in the oracle's pool (solution caching, Mulamba et al., IJCAI 2021). A convex
+    QP's regret includes its ½wᵀPw.
     """
+
+    takes_quadratic = True
 
     def __init__(self, inst, n_samples: int = 10, sigma: float = 1.0, seed: int = 135,
                  reduction: str = "mean", variance_reduction: bool = True,
@@ -217,7 +251,8 @@ class DPO(_DFLLoss):
     def forward(self, theta_hat, theta, w_true, z_true, keys=None):
         c_hat = self.oracle.costs(theta_hat)
         c = self.oracle.costs(theta).detach()
-        return self._reduce(task_loss(self.decisions(c_hat, keys), w_true, c, self.task_loss))
+        return self._reduce(task_loss(self.decisions(c_hat, keys), w_true, c, self.task_loss,
+                                      self.oracle))
 
 
 # ---------------------------------------------------------------------- DBB
@@ -243,8 +278,10 @@ class DBB(_DFLLoss):
     blackbox combinatorial solvers", ICLR 2020): the forward pass is the solver's w(ĉ); the
     backward pass interpolates, ∂ℓ/∂ĉ ≈ -(w(ĉ) - w(ĉ + λ ∂ℓ/∂w)) / λ. Trained on the regret
 
-        ℓ(ĉ, c) = cᵀw(ĉ) - z*(c).
+        ℓ(ĉ, c) = cᵀw(ĉ) - z*(c)   (for a convex QP f(c, w(ĉ)) - z*(c), f = cᵀw + ½wᵀPw).
     """
+
+    takes_quadratic = True
 
     def __init__(self, inst, lambd: float = 10.0, reduction: str = "mean") -> None:
         super().__init__(inst, reduction)
@@ -259,7 +296,9 @@ class DBB(_DFLLoss):
         c_hat = self.oracle.costs(theta_hat)
         c = self.oracle.costs(theta).detach()
         w = self.decisions(c_hat, keys)
-        return self._reduce((c * (w - w_true.to(c))).sum(-1))
+        if not self.oracle.is_qp:
+            return self._reduce((c * (w - w_true.to(c))).sum(-1))
+        return self._reduce(self.oracle.value(c, w) - self.oracle.value(c, w_true.to(c)))
 
 
 # ---------------------------------------------------------------------- NCE
@@ -297,6 +336,8 @@ class NCE(_DFLLoss):
 # ---------------------------------------------------------------------- two-stage
 class MSE(nn.Module):
     """Two-stage baseline: fit the params themselves, ℓ = ‖θ̂ - θ‖² (mean over entries)."""
+
+    takes_quadratic = True  # (no decision in the loss)
 
     def __init__(self, inst=None, reduction: str = "mean") -> None:
         super().__init__()

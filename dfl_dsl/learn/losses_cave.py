@@ -82,7 +82,7 @@ class CaVE(_DFLLoss):
                  inner_ratio: float = 0.2, seed: int = 135, reduction: str = "mean") -> None:
         super().__init__(inst, reduction)
         form = self.oracle.form
-        if form.is_qp or (form.lb < 0).any() or (form.ub > 1).any():
+        if (form.lb < 0).any() or (form.ub > 1).any():  # (a QP: refused by _DFLLoss)
             raise DflError("CaVE is for binary linear programs: every variable within [0, 1]",
                            hint="use another loss (spo+, pfyl, ...)",
                            filename=self.oracle.inst.model.filename)

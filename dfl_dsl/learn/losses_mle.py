@@ -108,7 +108,8 @@ class _ImplicitMLE(_DFLLoss):
     def forward(self, theta_hat, theta, w_true, z_true, keys=None):
         c_hat = self.oracle.costs(theta_hat)
         c = self.oracle.costs(theta).detach()
-        return self._reduce(task_loss(self.decisions(c_hat, keys), w_true, c, self.task_loss))
+        return self._reduce(task_loss(self.decisions(c_hat, keys), w_true, c, self.task_loss,
+                                      self.oracle))
 
 
 class IMLE(_ImplicitMLE):

@@ -38,12 +38,13 @@ class Batch:
     """Optimal decisions (full canonical vector, auxiliaries included) and canonical costs."""
 
     w: np.ndarray  # (B, n)
-    objective: np.ndarray  # (B,) canonical ĉᵀw (without the constant c0)
+    objective: np.ndarray  # (B,) canonical ĉᵀw + ½wᵀPw (without the constant c0)
 
 
 def training_form(inst) -> LinearForm:
     """The instance's LinearForm, or why the decision-focused losses can't train it: they need
-    `predicted` params (only), entering a linear objective of an LP or MILP."""
+    `predicted` params (only), entering the linear terms of the objective of an LP, a MILP or
+    a convex QP (whose losses `QUADRATIC_LOSSES` names)."""
     if not inst.predicted:
         raise DflError(
             "the model has no `predicted` param to learn",
@@ -60,7 +61,8 @@ def training_form(inst) -> LinearForm:
         form = inst.linear_form()
     except DflError as exc:
         if exc.hint and "--backend" in exc.hint:  # a class refusal, for `dfl solve`'s
-            exc.message = f"the decision-focused losses need an LP or MILP: {exc.message}"
+            exc.message = ("the decision-focused losses need an LP, a MILP or a convex QP: "
+                           f"{exc.message}")
             exc.args = (exc.message,)
             exc.hint = ("for a convex model, train through inst.layer(method='cvxpylayers')"
                         " in Python (docs/training.md)")
@@ -78,10 +80,11 @@ def training_form(inst) -> LinearForm:
             "them in the objective only",
             filename=inst.model.filename,
         )
-    if form.is_qp:
+    if form.is_qp and form.is_mip:
         raise DflError(
-            "the objective is quadratic; these losses need a linear objective (LP/MILP)",
-            hint="for QPs use inst.layer(method='cvxpylayers') or the flexqp backend",
+            "the objective is quadratic and some variables are integer; the oracle (HiGHS) "
+            "solves no mixed-integer QP",
+            hint="relax the integer variables, or make the objective linear",
             filename=inst.model.filename,
         )
     return form
@@ -123,6 +126,9 @@ class Oracle:
         self._c = torch.as_tensor(form.c, dtype=torch.float64)
         self._c_theta = torch.as_tensor(c_theta.toarray(), dtype=torch.float64)
         self._c0_theta = form.c0_theta[self.theta_index]
+        # the quadratic part ½wᵀPw of a QP's canonical objective (P is fixed: θ enters the
+        # linear terms only), as a sparse matrix per device
+        self._P: dict[torch.device, torch.Tensor] = {}
 
     def _choose(self, method: str, highs_options: dict) -> DecisionSolver:
         filename = self.inst.model.filename
@@ -174,6 +180,31 @@ class Oracle:
         m = self._c_theta.to(theta.device, theta.dtype)
         return c + theta @ m.T
 
+    @property
+    def is_qp(self) -> bool:
+        return self.form.is_qp
+
+    def value(self, costs: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+        """The canonical objective ĉᵀw + ½wᵀPw of decisions w (..., n) under costs (..., n),
+        without the constant c0: the one place losses and metrics read an objective from, so
+        a QP's quadratic part is never forgotten. Differentiable in both."""
+        linear = (costs * w).sum(-1)
+        if not self.form.is_qp:
+            return linear
+        flat = w.reshape(-1, self.n)
+        pw = torch.sparse.mm(self._hessian(w.device), flat.T.to(torch.float64)).T.to(w.dtype)
+        return linear + 0.5 * (flat * pw).sum(-1).reshape(w.shape[:-1])
+
+    def _hessian(self, device: torch.device) -> torch.Tensor:
+        if device not in self._P:
+            P = self.form.P.tocoo()
+            index = torch.as_tensor(np.stack([P.row, P.col]), dtype=torch.int64)
+            self._P[device] = torch.sparse_coo_tensor(
+                index, torch.as_tensor(P.data, dtype=torch.float64), P.shape,
+                check_invariants=False).coalesce().to(
+                device)
+        return self._P[device]
+
     def constant(self, theta: np.ndarray) -> np.ndarray:
         """The canonical objective's constant c0(θ) per sample."""
         return self.form.c0 + theta @ self._c0_theta
@@ -201,12 +232,12 @@ class Oracle:
 
     def solve(self, costs: np.ndarray | torch.Tensor, *, keys=None, slot: str = "",
               remember: bool = True) -> Batch:
-        """`decisions` as numpy arrays, with the canonical objectives ĉᵀw."""
+        """`decisions` as numpy arrays, with the canonical objectives (`value`)."""
         costs_t = torch.as_tensor(np.asarray(costs, dtype=float)) if not isinstance(
             costs, torch.Tensor) else costs
         costs_t = torch.atleast_2d(costs_t.detach()).to(torch.float64)
         w = self.decisions(costs_t, keys=keys, slot=slot, remember=remember)
-        return Batch(w.cpu().numpy(), (costs_t * w.to(costs_t.device)).sum(1).cpu().numpy())
+        return Batch(w.cpu().numpy(), self.value(costs_t, w.to(costs_t.device)).cpu().numpy())
 
     def _remember(self, w: torch.Tensor) -> None:
         rows = np.unique(np.round(w.cpu().numpy(), 9), axis=0)
@@ -228,8 +259,10 @@ class Oracle:
         """The pool's best solution for each cost vector (rows of `costs`, any leading axes):
         the cached answer of solution caching (Mulamba et al., IJCAI 2021), no solver call."""
         pool = torch.as_tensor(self.pool_array(), dtype=torch.float64, device=costs.device)
-        best = (costs.detach().to(pool) @ pool.T).argmin(-1)
-        return pool[best]
+        scores = costs.detach().to(pool) @ pool.T
+        if self.form.is_qp:  # + each pool point's ½wᵀPw
+            scores = scores + self.value(torch.zeros_like(pool), pool)
+        return pool[scores.argmin(-1)]
 
     def pool_array(self) -> np.ndarray:
         return np.stack(list(self.pool.values())) if self.pool else np.zeros((0, self.n))

@@ -2,7 +2,7 @@
 decisions out (in the spirit of PyEPO's `optModel`, Tang & Khalil, Math. Prog. Comp. 2024).
 
 * `HighsSolver` re-solves one warm HiGHS model per cost vector (serially, or over worker
-  processes / Ray actors, see .executors): exact, any LP or MILP, on the CPU.
+  processes / Ray actors, see .executors): exact, any LP, MILP or convex QP, on the CPU.
 * `EnumerationSolver` takes the argmin over a listed feasible set (small pure-integer models,
   see .enumeration): exact, one matrix product, on any device.
 * `BySizeSolver` sends a small batch to HiGHS and a large one to the batched solver (what
@@ -56,7 +56,8 @@ class DecisionSolver(Protocol):
 
 class HighsSolver:
     name = "highs"
-    capabilities = Capabilities(frozenset({"LP", "MILP"}), True, frozenset({"cpu"}), False)
+    capabilities = Capabilities(frozenset({"LP", "MILP", "QP"}), True, frozenset({"cpu"}),
+                                False)
 
     def __init__(self, form: LinearForm, *, processes: int = 1, executor: str = "processes",
                  ray_address: str | None = None, time_limit: float | None = None) -> None:

@@ -108,3 +108,12 @@ def knapsack_side_by_side(num_data: int):
     w = torch.as_tensor(Oracle(inst).solve_theta(c).w)
     cp = torch.as_tensor(np.random.default_rng(0).normal(3.0, 1.0, (8, c.shape[1])))
     return inst, optmodel, data.features, c, w, cp
+
+
+# a separable convex QP: x_i = clip(-c_i / 2, -1, 1) minimizes x_i² + c_i x_i (and, with c
+# negated, maximizes c_i x_i - x_i²): decisions and values by hand
+QP_MIN = ("set I; param c{I} : predicted; var x{I} in [-1, 1];"
+          "minimize f: sum{i in I} (x[i]^2 + c[i] * x[i]);")
+QP_MAX = ("set I; param c{I} : predicted; var x{I} in [-1, 1];"
+          "maximize f: sum{i in I} (c[i] * x[i] - x[i]^2);")
+QP_COST, QP_COST_HAT = [1.0, -4.0, 0.5], [-1.0, -1.0, 0.5]

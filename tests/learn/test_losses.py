@@ -7,7 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from _helpers import bind
+from _learn_helpers import QP_COST, QP_COST_HAT, QP_MIN
 
+from dfl_dsl.errors import DflError
 from dfl_dsl.learn.loss_registry import LOSSES
 from dfl_dsl.learn.losses import DBB, DPO, MSE, NCE, PFYL, SPOPlus
 from dfl_dsl.learn.metrics import regret, true_objective
@@ -250,6 +253,55 @@ def test_bad_options_are_refused(pick_min):
         NCE(pick_min, solve_ratio=2.0)
     assert set(LOSSES) == {"spo+", "pfyl", "dpo", "dbb", "nce", "mse", "imle", "aimle",
                            "listwise", "pairwise", "pointwise", "cave"}
+
+
+# ---------------------------------------------------------------------- a convex QP
+# x_i² + c_i x_i over [-1, 1]: w(c) = clip(-c/2, -1, 1). The truth c = (1, -4, 0.5) decides
+# w* = (-0.5, 1, -0.25); the prediction ĉ = (-1, -1, 0.5) decides ŵ = (0.5, 0.5, -0.25).
+@pytest.fixture
+def qp():
+    inst = bind(QP_MIN, {"I": [1, 2, 3]})
+    theta, theta_hat = _t(QP_COST), _t(QP_COST_HAT).requires_grad_()
+    oracle = Oracle(inst)
+    w = torch.as_tensor(oracle.solve_theta(theta).w)
+    return oracle, theta_hat, theta, w
+
+
+def test_pfyl_on_a_qp_by_hand(qp):
+    """With no noise: f(ĉ, w*) - min_w f(ĉ, w) = 0.6875 - (-0.5625) = 1.25 (f = x² + ĉx), the
+    gradient w* - ŵ as for an LP."""
+    oracle, theta_hat, theta, w = qp
+    loss_fn = PFYL(oracle, n_samples=1)
+    _fixed_noise(loss_fn, np.zeros((1, 3)))
+    loss = loss_fn(theta_hat, theta, w, None)
+    loss.backward()
+    assert float(loss.detach()) == pytest.approx(1.25, abs=1e-6)
+    np.testing.assert_allclose(theta_hat.grad[0].numpy(), [-1.0, 0.5, 0.0], atol=1e-6)
+
+
+def test_dbb_on_a_qp_by_hand(qp):
+    """Regret f(c, ŵ) - f(c, w*) = -1.0625 + 3.3125 = 2.25; ∂ℓ/∂w = c + 2ŵ = (2, -3, 0), so
+    with λ = 1 the interpolated decision is w(ĉ + (2, -3, 0)) = w* and ∂ℓ/∂ĉ = w* - ŵ."""
+    oracle, theta_hat, theta, w = qp
+    loss = DBB(oracle, lambd=1.0)(theta_hat, theta, w, None)
+    loss.backward()
+    assert float(loss.detach()) == pytest.approx(2.25, abs=1e-6)
+    np.testing.assert_allclose(theta_hat.grad[0].numpy(), [-1.0, 0.5, 0.0], atol=1e-6)
+
+
+def test_dpo_regret_on_a_qp_counts_its_quadratic_part(qp):
+    """A smoothed decision with σ → 0 is ŵ: its regret is the QP's 2.25 (cᵀ(ŵ - w*) = 1.5)."""
+    oracle, theta_hat, theta, w = qp
+    loss_fn = DPO(oracle, n_samples=2, task_loss="regret")
+    _fixed_noise(loss_fn, np.zeros((2, 3)))
+    assert float(loss_fn(theta_hat, theta, w, None).detach()) == pytest.approx(2.25, abs=1e-6)
+
+
+@pytest.mark.parametrize("name", ["spo+", "nce", "imle", "listwise", "cave"])
+def test_losses_built_on_a_linear_objective_refuse_a_qp_naming_those_that_train_it(qp, name):
+    with pytest.raises(DflError, match="needs a linear objective") as info:
+        LOSSES[name](qp[0])
+    assert info.value.hint == "for a QP train with --loss pfyl | dpo | dbb | mse"
 
 
 # ---------------------------------------------------------------------- gradcheck

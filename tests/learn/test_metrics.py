@@ -6,6 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from _helpers import bind
+from _learn_helpers import QP_COST, QP_COST_HAT, QP_MAX, QP_MIN
 
 from dfl_dsl.generators import shortest_path
 from dfl_dsl.learn.metrics import normalized_regret, regret, true_objective
@@ -79,3 +81,16 @@ def test_matches_pyepo_regret_on_shortest_path(sp_inst):
     z = np.asarray(dataset.objs, dtype=float).ravel()
     assert normalized_regret(oracle, theta_hat, c.astype(float), w, z) == pytest.approx(
         expected, rel=1e-5)
+
+
+@pytest.mark.parametrize("text", [QP_MIN, QP_MAX], ids=["minimize", "maximize"])
+def test_a_qps_regret_and_optimum_count_its_quadratic_part(text):
+    """x_i = clip(∓c_i/2, -1, 1): under c = (1, -4, 0.5) the optimum is ∓3.3125; deciding with
+    ĉ = (-1, -1, 0.5) scores ∓1.0625, a regret of 2.25 (cᵀ(ŵ - w*) alone would say 1.5)."""
+    oracle = Oracle(bind(text, {"I": [1, 2, 3]}))
+    sign = 1.0 if "minimize" in text else -1.0
+    theta, theta_hat = sign * np.array([QP_COST]), sign * np.array([QP_COST_HAT])
+    w = oracle.solve_theta(theta).w
+    assert true_objective(oracle, theta, w)[0] == pytest.approx(-3.3125 * sign, abs=1e-6)
+    assert regret(oracle, theta_hat, theta)[0] == pytest.approx(2.25, abs=1e-6)
+    assert normalized_regret(oracle, theta_hat, theta) == pytest.approx(2.25 / 3.3125, abs=1e-6)

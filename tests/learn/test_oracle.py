@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 from _helpers import bind
-from _learn_helpers import EXAMPLES, PICK_MIN, PICK_PROFIT
+from _learn_helpers import EXAMPLES, PICK_MIN, PICK_PROFIT, QP_COST, QP_MIN
 
 import dfl_dsl as dfl
 from dfl_dsl.errors import DflError
@@ -111,8 +111,9 @@ def test_non_finite_costs_never_reach_the_solver():
     ("param c; var x in [0, 1]; minimize f: c * x;", {"c": 1.0}, "no `predicted` param"),
     ("param c : predicted; param b : predicted; var x in [0, 5]; minimize f: c * x; "
      "s.t. r: x >= b;", {}, "enter the constraints"),
-    ("param c : predicted; var x in [-1, 1]; minimize f: x^2 + c * x;", {}, "quadratic"),
-], ids=["no-predicted", "predicted-in-constraints", "qp"])
+    ("param c : predicted; var x integer in [-1, 1]; minimize f: x^2 + c * x;", {},
+     "mixed-integer QP"),
+], ids=["no-predicted", "predicted-in-constraints", "miqp"])
 def test_refuses_models_it_cannot_serve(text, data, words):
     inst = bind(text, data)
     with pytest.raises(DflError, match=words) as info:
@@ -120,14 +121,29 @@ def test_refuses_models_it_cannot_serve(text, data, words):
     assert info.value.filename == "m.opt"
 
 
+def test_a_convex_qp_is_served_with_its_quadratic_part_in_every_objective():
+    """x_i = clip(-c_i/2, -1, 1): the decisions and x² + cx by hand; the pool's best point
+    under a cost is judged by the whole objective, not cᵀw alone."""
+    oracle = Oracle(bind(QP_MIN, {"I": [1, 2, 3]}))
+    assert oracle.is_qp and oracle.method == "highs"
+    batch = oracle.solve(np.array([QP_COST]))
+    np.testing.assert_allclose(batch.w, [[-0.5, 1.0, -0.25]], atol=1e-6)
+    assert batch.objective[0] == pytest.approx(-3.3125, abs=1e-6)
+    oracle.seed_pool(np.array([[0.0, 0.0, 0.0], [1.0, 1.0, 1.0]]))
+    # c = -1.5: (1,1,1) scores -1.5, (0,0,0) 0, the solved point 0.9375; c = -0.5: (1,1,1)
+    # has the least cᵀw (-1.5) but x² + cx = 1.5, against 0 for (0,0,0)
+    best = oracle.pool_decisions(torch.tensor([[-1.5, -1.5, -1.5], [-0.5, -0.5, -0.5]]))
+    np.testing.assert_allclose(best.numpy(), [[1, 1, 1], [0, 0, 0]], atol=1e-6)
+
+
 def test_a_convex_model_is_refused_with_a_hint_training_can_follow():
     """The compile error's hint was `use --backend cvxpy`, an option `dfl train` lacks."""
     inst = bind("param n : int; param r[n] : predicted; var w[n] >= 0; maximize f: r @ w;"
                 "s.t. b: sum(w) == 1; s.t. q: sum_squares(w) <= 0.5;", {"n": 3})
-    with pytest.raises(DflError, match="need an LP or MILP: constraint `q` is quadratic") as info:
+    with pytest.raises(DflError, match="a convex QP: constraint `q` is quadratic") as info:
         Oracle(inst)
     assert "--backend" not in info.value.hint and "cvxpylayers" in info.value.hint
-    assert info.value.filename == "m.opt" and "LP or MILP" in str(info.value)
+    assert info.value.filename == "m.opt" and "an LP, a MILP" in str(info.value)
 
 
 def test_predicted_params_over_empty_sets_are_named():
@@ -176,7 +192,7 @@ def test_a_model_with_predicted_and_uncertain_params_says_so():
                 {"n": 3})
     with pytest.raises(DflError, match="both `predicted` and `uncertain` params") as info:
         Oracle(inst)
-    assert info.value.filename == "m.opt" and "LP or MILP" not in str(info.value)
+    assert info.value.filename == "m.opt" and "an LP, a MILP" not in str(info.value)
 
 
 def test_a_solution_enters_the_pool_once_whatever_the_sign_of_its_zeros(pick_min):
