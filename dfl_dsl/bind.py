@@ -227,9 +227,9 @@ class _Binder(SetBinding):
                 entity.extra["start"] = self._per_entry(v, domain, attr.operands[0], False,
                                                         "the initial value", "the variable")
         entity.lower, entity.upper, entity.integer = lower, upper, integer
-        if stmt.domain == "stiefel" and domain.shape[0] < domain.shape[1]:
-            raise DflError(
-                f"a stiefel variable X[n, r] needs n >= r; `{stmt.name}` is "
+        if stmt.domain == "stiefel" and not domain.shape[0] >= domain.shape[1] >= 1:
+            raise DflError(  # (r = 0: no column to optimize, and the backends need one)
+                f"a stiefel variable X[n, r] needs n >= r >= 1; `{stmt.name}` is "
                 f"{domain.shape[0]} x {domain.shape[1]}",
                 stmt.pos,
             )

@@ -286,3 +286,10 @@ def test_integer_and_binary_params() -> None:
         bind("set I; param b{I} binary;", {"I": [1], "b": [2]})
     with pytest.raises(DataError, match="isn't an integer"):
         bind("param n integer;", {"n": 2.5})
+
+
+def test_a_stiefel_variable_needs_a_column():
+    # fuzz (spec sparse_pca with r = 0): X[30, 0] reached OBCD, which raised IndexError
+    with pytest.raises(dfl.DflError, match="needs n >= r >= 1; `X` is 3 x 0") as info:
+        bind("param r : int;\nvar X[3, r] in stiefel;\nminimize f: sum(X);", {"r": 0})
+    assert info.value.pos.line == 2
