@@ -1,12 +1,14 @@
 """The long fuzz run: the inputs of tests/test_fuzz.py by the hundred thousand, counted.
 
 Each input is made from its own seed (reproducible: `--replay KIND SEED` runs one again and
-prints it), in a fixed rotation of kinds, fifteen inputs to a round:
+prints it), in a fixed rotation of kinds, seventeen inputs to a round:
 
     text      3   a spec, example or seed model's text mutated by tokens, characters and
                   lines (tests/_fuzz.py: mutate), then parse + check
     pipeline  4   a spec or example model with its data, the model text, the data values or
                   the JSON text mutated, then load -> check -> bind -> compile
+    solved    2   a pipeline input that compiles, solved by the backend `auto` picks and,
+                  for an LP, MILP or QP, by HiGHS and by CVXPY, compared (as `solve`)
     soup      1   a random run of keywords, punctuation and words, then parse + check
     solve     2   a generated small LP / MILP / QP solved by HiGHS and by CVXPY, the statuses
                   and objectives compared (1e-5 relative; 1e-4 for MILPs)
@@ -68,6 +70,7 @@ from _fuzz import (  # noqa: E402
     mutated_case,
     random_model,
     random_ops,
+    solved_case,
 )
 from _fuzz_ampl import (  # noqa: E402
     ampl_cases,
@@ -78,8 +81,8 @@ from _fuzz_ampl import (  # noqa: E402
     mutated_mod,
 )
 
-ALL = (["text"] * 3 + ["pipeline"] * 4 + ["soup"] + ["solve"] * 2 + ["ampl"] * 2 + ["dat"] * 2
-       + ["convert"])
+ALL = (["text"] * 3 + ["pipeline"] * 4 + ["solved"] * 2 + ["soup"] + ["solve"] * 2 + ["ampl"] * 2
+       + ["dat"] * 2 + ["convert"])
 ROTATION = list(ALL)  # (--kinds narrows it)
 OUTCOMES = ["ok", "clean error", "crash", "hang", "mismatch"]
 
@@ -97,6 +100,8 @@ def make_input(kind: str, seed: int, corpus, texts):
         return (mutate(rng.choice(texts), random_ops(rng), texts), None), front_end
     if kind == "pipeline":
         return mutated_case(rng, cases_opt), front_end
+    if kind == "solved":
+        return mutated_case(rng, cases_opt), solved_case
     if kind == "soup":
         return (" ".join(rng.choice(VOCAB) for _ in range(rng.randint(0, 60))), None), front_end
     if kind == "ampl":

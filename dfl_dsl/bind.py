@@ -227,9 +227,9 @@ class _Binder(SetBinding):
                 entity.extra["start"] = self._per_entry(v, domain, attr.operands[0], False,
                                                         "the initial value", "the variable")
         entity.lower, entity.upper, entity.integer = lower, upper, integer
-        if stmt.domain == "stiefel" and domain.shape[0] < domain.shape[1]:
-            raise DflError(
-                f"a stiefel variable X[n, r] needs n >= r; `{stmt.name}` is "
+        if stmt.domain == "stiefel" and not domain.shape[0] >= domain.shape[1] >= 1:
+            raise DflError(  # (r = 0: no column to optimize, and the backends need one)
+                f"a stiefel variable X[n, r] needs n >= r >= 1; `{stmt.name}` is "
                 f"{domain.shape[0]} x {domain.shape[1]}",
                 stmt.pos,
             )
@@ -351,24 +351,31 @@ class _Binder(SetBinding):
             )
         for matrix in rows:
             m = matrix.reshape(shape)
+            if op == "psd" and not np.isfinite(m).all():  # (no eigenvalues to speak of)
+                i, j = np.unravel_index(int(np.argmin(np.isfinite(m))), shape)
+                self._matrix_error(stmt, f"param `{stmt.name}` is declared `psd` but "
+                                   f"[{i}, {j}] = {m[i, j]:g}", made_by)
+            # the tests run on m / scale (entries within ±1): near 1e308, m + m.T and the
+            # eigenvalues of m itself overflow, and LAPACK fails on the infinities
             scale = max(1.0, float(np.abs(m).max(initial=0.0)))
-            asym = np.abs(m - m.T)
-            if asym.max(initial=0.0) > 1e-8 * scale:
+            asym = np.abs(m / scale - m.T / scale)
+            if asym.max(initial=0.0) > 1e-8:
                 i, j = np.unravel_index(int(np.argmax(asym)), shape)
                 self._matrix_error(
                     stmt, f"param `{stmt.name}` is not symmetric: [{i}, {j}] = {m[i, j]:g} but "
                     f"[{j}, {i}] = {m[j, i]:g}", made_by)
             if op == "psd":
-                self._check_psd(stmt, 0.5 * (m + m.T), 1e-8 * scale, made_by)
+                self._check_psd(stmt, 0.5 * (m / scale + m.T / scale), scale, made_by)
 
-    def _check_psd(self, stmt, sym: np.ndarray, slack: float, made_by) -> None:
-        if _within_psd(sym, slack):
+    def _check_psd(self, stmt, sym: np.ndarray, scale: float, made_by) -> None:
+        """`sym` is the matrix divided by `scale`; round-off within 1e-8 of it is allowed."""
+        if _within_psd(sym, 1e-8):
             return
         lowest = float(np.linalg.eigvalsh(sym)[0])
-        if lowest < -slack:
+        if lowest < -1e-8:
             self._matrix_error(
                 stmt, f"param `{stmt.name}` is not positive semidefinite: its smallest "
-                f"eigenvalue is {lowest:.4g}", made_by)
+                f"eigenvalue is {lowest * scale:.4g}", made_by)
 
     def _matrix_error(self, stmt, message: str, made_by: ast.Expr | None):
         if made_by is not None:

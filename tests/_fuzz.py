@@ -4,8 +4,8 @@ benchmarks/fuzz.py (the long run that docs/reliability.md reports).
 Every input is made from a `random.Random`, so a failure reproduces from its seed:
 
 * `mutated_case`: a spec or example model with its data, the model text mutated token by token
-  and/or the data mutated value by value (huge, NaN, text, null, missing, resized), then
-  load -> check -> bind -> compile;
+  and/or the data mutated value by value (huge, NaN, text, null, missing, resized, emptied),
+  then load -> check -> bind -> compile (`front_end`), or on to a solve (`solved_case`);
 * `random_model`: a small LP, MILP or QP written in the language (sets or shapes, bounds,
   equality / ranged rows, abs / max / norm1 / sum_squares), solved by HiGHS and by CVXPY.
 
@@ -172,7 +172,7 @@ def mutate_data(data: dict, rng: random.Random) -> dict:
             break
         path = rng.choice(paths)
         parent, key = _parent(data, path), path[-1]
-        op = rng.randrange(6)
+        op = rng.randrange(7)
         if op == 0:
             parent[key] = _odd(rng)
         elif op == 1 and isinstance(parent, dict):
@@ -185,6 +185,10 @@ def mutate_data(data: dict, rng: random.Random) -> dict:
             parent[key] = parent[key] * rng.choice([10**6, -1, 0.5, 10**19, 1e-9])
         elif op == 5:  # a key added (or one replaced) at the top
             data[rng.choice(["extra", "n", "x", str(path[0])])] = _odd(rng)
+        elif op == 6:  # a top-level value emptied (a set, a keyed param, a size): few of
+            top = path[0]  # the paths are at the top, and empty sets met scalars wrongly
+            data[top] = {} if isinstance(data[top], dict) else [] if isinstance(
+                data[top], list) else 0
     return data
 
 
@@ -236,20 +240,61 @@ def _judging():
 def front_end(text: str, data: dict | str | None) -> str:
     """load -> check -> bind -> compile; `data` as a mapping written to a JSON file, or as
     JSON text. `ok` or `error`; raises `Crash` otherwise."""
+    return _judged(text, lambda: _compiled(text, data))[0]
+
+
+def _compiled(text: str, data: dict | str | None):
+    model = dfl.parse(text, "fuzz.opt")
+    if data is None:
+        return None
+    _DATA_FILE.write_text(data if isinstance(data, str) else json.dumps(data))
+    inst = model.bind(_DATA_FILE)
+    inst.compile()
+    return inst
+
+
+def _judged(text: str, steps):
+    """(`ok`, what `steps()` returns) or (`error`, None) for a located DflError; raises
+    `Crash` for anything else."""
     try:
         with _judging():
-            model = dfl.parse(text, "fuzz.opt")
-            if data is None:
-                return "ok"
-            _DATA_FILE.write_text(data if isinstance(data, str) else json.dumps(data))
-            inst = model.bind(_DATA_FILE)
-            inst.compile()
+            return "ok", steps()
     except dfl.DflError as error:
         _check_located(error, text)
-        return "error"
+        return "error", None
     except Exception as exc:  # noqa: BLE001 - the point: anything else is a finding
         raise Crash(f"{type(exc).__name__}: {exc}") from exc
-    return "ok"
+
+
+SOLVE_SECONDS = 5.0
+
+
+def solved_case(text: str, data: dict | str | None) -> str:
+    """`front_end`, then the compiled instance solved by the backend `auto` picks and, for an
+    LP, MILP or QP without scenarios, by HiGHS and by CVXPY, compared as in `cross_check`:
+    `ok`, `agree`, `error` (a located DflError at any step: a backend refusing the class
+    too), or a `Crash` / `Mismatch`. The data mutations make instances no spec has (empty
+    sets, sizes 0, huge values): an SCM objective left with no concave term crashed AAPGA."""
+    word, answers = _judged(text, lambda: _solve_all(text, data))
+    if answers is None:
+        return word
+    _compare(*answers)
+    return "agree"
+
+
+def _solve_all(text: str, data: dict | str | None):
+    inst = _compiled(text, data)
+    if inst is None:
+        return None
+    inst.solve(time_limit=SOLVE_SECONDS)
+    klass = inst.model.klass
+    if klass.name not in ("LP", "MILP", "QP") or klass.scenarios:
+        return None
+    highs = inst.solve("highs", time_limit=SOLVE_SECONDS)
+    cvx = inst.solve("cvxpy", time_limit=SOLVE_SECONDS)
+    if "time_limit" in (highs.status, cvx.status):
+        return None
+    return highs, cvx, inst
 
 
 def _check_located(error: dfl.DflError, text: str) -> None:

@@ -185,6 +185,18 @@ def test_psd_check_accepts_singular_and_names_the_smallest_eigenvalue():
         bind("param P[3, 3] psd;", {"P": [[1, 0, 0], [0, -1, 0], [0, 0, 1]]})
 
 
+def test_psd_check_on_entries_near_the_float_limit():
+    # fuzz (pipeline seed 2036056): a -1e308 on a covariance's diagonal overflowed m + m.T to
+    # -inf and LAPACK raised "Eigenvalues did not converge" (exit 3); an inf passed as psd
+    with pytest.raises(DataError, match="smallest eigenvalue is -1e[+]308"):
+        bind("param P[3, 3] psd;", {"P": [[1, 0, 0], [0, -1e308, 0], [0, 0, 1]]})
+    with pytest.raises(DataError, match=r"declared `psd` but \[0, 0\] = inf"):
+        bind("param P[2, 2] psd;", {"P": [["inf", 0], [0, 1]]})
+    bind("param P[2, 2] psd;", {"P": [[1e308, 1e308], [1e308, 1e308]]})  # (0 and 2e308)
+    with pytest.raises(DataError, match="not symmetric"):
+        bind("param P[2, 2] symmetric;", {"P": [[0, 1e308], [-1e308, 0]]})
+
+
 @pytest.mark.parametrize(("text", "data", "where", "message"), [
     ("param n : int = 3.5;", {}, (1, 17), "isn't an integer"),
     ("set I = 1..3; param p{i in I} >= 0 = 1 - i;", {}, (1, 38), "`p`[2]: value -1 breaks"),
@@ -274,3 +286,10 @@ def test_integer_and_binary_params() -> None:
         bind("set I; param b{I} binary;", {"I": [1], "b": [2]})
     with pytest.raises(DataError, match="isn't an integer"):
         bind("param n integer;", {"n": 2.5})
+
+
+def test_a_stiefel_variable_needs_a_column():
+    # fuzz (spec sparse_pca with r = 0): X[30, 0] reached OBCD, which raised IndexError
+    with pytest.raises(dfl.DflError, match="needs n >= r >= 1; `X` is 3 x 0") as info:
+        bind("param r : int;\nvar X[3, r] in stiefel;\nminimize f: sum(X);", {"r": 0})
+    assert info.value.pos.line == 2

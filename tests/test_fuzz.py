@@ -21,6 +21,7 @@ from _fuzz import (
     mutate,
     mutated_case,
     random_model,
+    solved_case,
 )
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
@@ -313,6 +314,23 @@ def test_mutated_models_and_data_through_the_front_end(rng: random.Random) -> No
     except Crash as crash:
         raise AssertionError(f"{crash}\n--- model ---\n{text}\n--- data ---\n"
                              f"{data!r:.2000}") from crash
+
+
+# The same inputs on to a solve (the backend `auto` picks; HiGHS against CVXPY for an LP, MILP
+# or QP): a third as many, a solve costs more than the front end.
+SOLVED = settings(PIPELINE, max_examples=max(1, PIPELINE.max_examples // 3), deadline=20_000)
+
+
+@pytest.mark.skipif(not MODEL_CASES, reason="no spec or example models with data")
+@SOLVED
+@given(st.randoms(use_true_random=False))
+def test_mutated_models_and_data_solved(rng: random.Random) -> None:
+    text, data = mutated_case(rng, MODEL_CASES)
+    try:
+        event(solved_case(text, data))
+    except (Crash, Mismatch) as finding:
+        raise AssertionError(f"{type(finding).__name__}: {finding}\n--- model ---\n{text}\n"
+                             f"--- data ---\n{data!r:.2000}") from finding
 
 
 # ---------------------------------------------------------------------- HiGHS against CVXPY

@@ -276,16 +276,19 @@ class GroupReduction(Atom):
 
     def grouped(self, ev: Evaluating, arg: Val, frame: Frame) -> Val:
         from ..evaluate.nonlinear import NL, AtomNode
-        from ..evaluate.values import Val
+        from ..evaluate.values import EvalError, Val, group_starts
 
-        if not arg.symbolic:
-            data = np.asarray(arg.payload, dtype=float)
+        if not arg.symbolic or not arg.size:  # an empty array holds no symbol: data
+            data = (np.asarray(arg.payload, dtype=float) if not arg.symbolic else
+                    np.zeros(((frame.n,) if arg.framed else ()) + arg.shape))
             axes = tuple(range(1 if arg.framed else 0, data.ndim))
-            return Val(self.reduce(data, axes), arg.framed, ())
-        g = arg.size
+            out = self.reduce(data, axes)
+            if not arg.size and not np.isfinite(out).all():  # log_sum_exp: log 0
+                raise EvalError(f"`{self.name}` of an empty array (shape {list(arg.shape)}) "
+                                f"is {float(np.ravel(out)[0]):g}", "check the sizes in the data")
+            return Val(out, arg.framed, ())
         lead = frame.n if arg.framed else 1
-        starts = np.arange(0, lead * g + 1, max(g, 1), dtype=np.int64)
-        node = AtomNode(self.name, (arg.payload,), lead, starts)
+        node = AtomNode(self.name, (arg.payload,), lead, group_starts(lead, arg.size))
         return Val(NL.of(node, ev.width), arg.framed, ())
 
 

@@ -51,7 +51,7 @@ class Trace(Linear):
         return self._trace(node, ev.number(node.args[0], frame), frame)
 
     def _trace(self, node: ast.Call, arg: Val, frame) -> Val:
-        from ..evaluate.values import Val
+        from ..evaluate.values import Val, group_starts
 
         if len(arg.shape) != 2 or arg.shape[0] != arg.shape[1]:
             raise DflError(f"trace needs a square matrix, got {list(arg.shape)}", node.pos)
@@ -61,8 +61,7 @@ class Trace(Linear):
             return Val(np.trace(data, axis1=-2, axis2=-1), arg.framed, ())
         lead = frame.n if arg.framed else 1
         diag = (np.arange(lead)[:, None] * k * k + np.arange(k)[None, :] * (k + 1)).ravel()
-        starts = np.arange(0, lead * k + 1, max(k, 1), dtype=np.int64)
-        return Val(arg.payload.take(diag).segment_sum(starts), arg.framed, ())
+        return Val(arg.payload.take(diag).segment_sum(group_starts(lead, k)), arg.framed, ())
 
     def _of_product(self, ev, node: ast.Call, frame) -> Val:
         """trace(A @ B) = Σ_ik A[i, k] B[k, i]: the product's diagonal alone. Forming A @ B first

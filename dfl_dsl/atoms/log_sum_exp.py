@@ -6,6 +6,8 @@ subtracts the largest entry first, so no exp overflows."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..check.info import Curv
 from .base import INCR, GroupReduction
 
@@ -19,6 +21,8 @@ class LogSumExp(GroupReduction):
     def reduce(self, data, axes):
         from scipy.special import logsumexp  # (heavy: imported where it is used)
 
+        if not data.size:  # log 0 (scipy fails on an empty array of two axes or more)
+            return np.full([s for k, s in enumerate(data.shape) if k not in axes], -np.inf)
         return logsumexp(data, axis=axes)
 
     def torch_groups(self, value, groups, param):

@@ -76,7 +76,7 @@ class NormInf(PiecewiseLinear, Norm):
     name, two_sided = "norm_inf", True
 
     def reduce(self, data, axes):
-        return np.abs(data).max(axis=axes) if data.size else np.zeros(())
+        return np.abs(data).max(axis=axes, initial=0.0)  # (0 for an empty array)
 
     def torch_groups(self, value, groups, param):
         return groups.max(value.abs())

@@ -63,8 +63,8 @@ class _Relaxation:
         # with b = 0 no shift, with w = 1 no weighting (three calls of a dozen a product)
         self.shift, self.clip = bool(np.any(form.b != 0)), bool(np.any(form.b < 0))
         self.weighted = bool(np.any(form.w != 1))
-        low, high = int(form.phi.min()), int(form.phi.max())
-        self.only = low if low == high else None  # one atom: no masks
+        kinds = np.unique(form.phi)  # (none: no concave term, F is linear)
+        self.only = int(kinds[0]) if len(kinds) == 1 else None  # one atom: no masks
         sqrt = form.phi == SQRT
         self.sqrt, self.any_sqrt = ops.asarray(sqrt) > 0, bool(sqrt.any())
         self.log1p = ops.asarray(form.phi == LOG1P) > 0

@@ -11,6 +11,7 @@ entries; the environment variable `DFL_MAX_ENTRIES` sets another (`0`: no cap).
 from __future__ import annotations
 
 import os
+from decimal import Decimal
 
 from .values import EvalError
 
@@ -40,7 +41,8 @@ def check_count(count: int, what: str, bytes_per_entry: int = BIND_BYTES_PER_ENT
     saying what would have been made and about how much memory it would take."""
     cap = limit()
     if cap is not None and count > cap:
-        shown = f"{count:,}" if count < 10**15 else f"{float(count):.3g}"
+        shown = f"{count:,}" if count < 10**15 else f"{Decimal(count):.3g}"  # (no float:
+        # a size near 1e308 times another, or times the bytes per entry, overflows one)
         raise EvalError(
             f"{what} would have {shown} entries (about {_memory(count * bytes_per_entry)} of "
             f"memory); the limit is {cap:,}",
@@ -52,4 +54,4 @@ def check_count(count: int, what: str, bytes_per_entry: int = BIND_BYTES_PER_ENT
 def _memory(size: int) -> str:
     if size < 10**9:
         return f"{size / 1e6:.0f} MB"
-    return f"{size / 1e9:,.1f} GB" if size < 10**12 else f"{size / 1e12:.3g} TB"
+    return f"{size / 1e9:,.1f} GB" if size < 10**12 else f"{Decimal(size) / 10**12:.3g} TB"

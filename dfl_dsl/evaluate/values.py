@@ -261,7 +261,7 @@ def inner(a: Val, b: Val, n: int, width: int) -> Val:
     size = math.prod(shape)
     groups = n if framed else 1
     rows = size * groups
-    starts = np.arange(groups + 1, dtype=np.int64) * size
+    starts = group_starts(groups, size)
     if not a.symbolic or not b.symbolic:  # a weighted sum of rows: zero weights drop out
         data, sym = (a, b) if not a.symbolic else (b, a)
         weights = sp.csr_array((flat_data(data, framed, shape, n).astype(float),
@@ -301,6 +301,13 @@ def _einsum_matmul(a: Val, b: Val, n: int, framed: bool) -> np.ndarray:
     return np.einsum(f"{spec_a},{spec_b}->{spec_o}", np.asarray(a.payload), np.asarray(b.payload))
 
 
+def group_starts(groups: int, size: int) -> np.ndarray:
+    """The starts of `groups` row groups of `size` rows each (length groups + 1). Size 0 (an
+    empty array, say `norm1(X)` with X n x 0) is `groups` empty groups: all starts 0, never
+    the single start of a step-`size` range, which is one group too few."""
+    return np.arange(groups + 1, dtype=np.int64) * size
+
+
 def segment_prod(rows: np.ndarray, starts: np.ndarray) -> np.ndarray:
     """The product of each group's rows (group p: rows starts[p]:starts[p+1]); 1 for an empty
     group, as AMPL's `prod` over an empty set."""
@@ -335,9 +342,7 @@ def reduce_shape(v: Val, n: int, width: int, how: str = "sum") -> Val:
         axes = tuple(range(1 if v.framed else 0, arr.ndim))
         fn = {"sum": np.sum, "max": np.max, "min": np.min}[how]
         return Val(fn(arr, axis=axes) if axes else arr, v.framed, ())
-    rows = g * (n if v.framed else 1)
-    starts = np.arange(0, rows + 1, max(g, 1), dtype=np.int64) if g else np.zeros(
-        (n if v.framed else 1) + 1, dtype=np.int64)
+    starts = group_starts(n if v.framed else 1, g)
     if how == "sum":
         return Val(v.payload.segment_sum(starts), v.framed, ())
     node = AtomNode(how, (v.payload,), len(starts) - 1, starts)

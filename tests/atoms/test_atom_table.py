@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import torch
 
+import dfl_dsl as dfl
 from dfl_dsl.atoms.base import Elementwise, GroupReduction
 from dfl_dsl.atoms.groups import Groups
 from dfl_dsl.atoms.registry import ATOMS, FUNCTIONS
@@ -71,3 +72,15 @@ def test_pairwise_extremes_agree_across_forms():
         groups = atom.torch_groups(torch.as_tensor(SIGNED), Groups(STARTS), None).numpy()
         reduce = np.maximum if name == "max" else np.minimum
         assert np.allclose(groups, reduce.reduceat(SIGNED, STARTS[:-1]))
+
+
+@pytest.mark.parametrize("body", ["norm1(W)", "norm2(W)", "norm_inf(W)", "sum_squares(W)",
+                                  "nnz(B)", "norm_inf(B)", "trace(W.T @ W)", "trace(V)"])
+def test_a_reduction_of_an_empty_array_is_its_empty_value(body):
+    # fuzz (spec sparse_pca with r = 0): norm1 of an n x 0 variable made one row group too few
+    # (a raw numpy "operands could not be broadcast together with shapes (1,) (0,)"); norm2
+    # crashed in CVXPY, norm_inf of it was `unbounded` (an epigraph t over no entries)
+    text = ("param n : int; param B[n, 0]; var W[n, 0] >= -1 <= 1; var V[0, 0];\n"
+            f"var y >= 1 <= 2;\nminimize f: {body} + y;\n")
+    solution = dfl.parse(text, "m.opt").bind({"n": 3, "B": [[], [], []]}).solve()
+    assert solution.status == "optimal" and solution.objective == pytest.approx(1.0)

@@ -4,6 +4,8 @@ STIEFEL objective (obcd, in torch)."""
 
 from __future__ import annotations
 
+import re
+
 import cvxpy as cp
 import numpy as np
 import pytest
@@ -70,3 +72,14 @@ def test_log_sum_exp_in_a_stiefel_objective_is_smooth():
 def test_maximizing_it_is_refused():
     with pytest.raises(dfl.DflError, match="objective is not concave"):
         dfl.parse("var x{1..3}; maximize o: log_sum_exp(x);")
+
+
+@pytest.mark.parametrize(("body", "shape"), [("log_sum_exp(v)", "[0]"),
+                                             ("log_sum_exp(M)", "[0, 0]")])
+def test_of_an_empty_array_is_a_located_error(body, shape):
+    # log 0: scipy raised IndexError on the empty 0 x 0 param, CVXPY "Cannot combine empty
+    # list of tensors" on the empty variable
+    with pytest.raises(dfl.DflError, match=re.escape(f"of an empty array (shape {shape})")) as info:
+        bind(f"param k : int; param M[k, k]; var v[k];\nminimize f: {body};\n",
+             {"k": 0, "M": []}).compile()
+    assert (info.value.pos.line, info.value.pos.column) == (2, 13)

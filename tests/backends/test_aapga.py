@@ -117,3 +117,20 @@ def test_cuda_matches_cpu():
         cpu = maximize_relaxation(form, rtol=1e-6)
         gpu = maximize_relaxation(form, rtol=1e-6, device="cuda")
         assert gpu[1] == pytest.approx(cpu[1], rel=2e-6)  # both within 1e-6 of the optimum
+
+
+def test_no_concave_term_left_by_the_data_is_the_linear_part_alone():
+    # fuzz (spec coverage with FEATURES = []): the relaxation took min() of no atoms
+    # ("zero-size array to reduction operation minimum", exit 3)
+    text = """set ITEMS; set FEATURES; param feat{ITEMS, FEATURES} >= 0; param c{ITEMS};
+var x{ITEMS} binary;
+maximize f: sum{f in FEATURES} sqrt(sum{i in ITEMS} feat[i, f] * x[i])
+    + sum{i in ITEMS} c[i] * x[i];
+subject to card: sum{i in ITEMS} x[i] <= 2;
+"""
+    data = {"ITEMS": [1, 2, 3, 4], "FEATURES": [], "feat": {}, "c": [3, -1, 5, 4]}
+    solution = dfl.parse(text).bind(data).solve("aapga")
+    linear = dfl.parse("set ITEMS; param c{ITEMS}; var x{ITEMS} binary;\nmaximize f: "
+                       "sum{i in ITEMS} c[i] * x[i];\nsubject to card: sum{i in ITEMS} x[i] <= 2;")
+    assert solution.objective == pytest.approx(9.0)
+    assert linear.bind(data).solve("highs").objective == pytest.approx(9.0)

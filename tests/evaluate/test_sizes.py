@@ -55,3 +55,10 @@ def test_a_model_within_a_raised_cap_binds(monkeypatch):
         bind("var x[11];")
     monkeypatch.setenv("DFL_MAX_ENTRIES", "11")
     assert bind("var x[11];").n_vars == 11
+
+
+def test_a_shape_near_the_float_limit_is_refused_with_its_size():
+    # fuzz (pipeline seed 3193354, `param G[p, 1e308]`): the memory estimate, 1e308 times the
+    # bytes per entry, was converted to a float (OverflowError, exit 3)
+    with pytest.raises(DflError, match=r"would have 1.00e\+308 entries \(about 5.50e\+297 TB"):
+        bind("param G[2, 1e308];", {})
