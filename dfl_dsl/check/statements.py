@@ -42,7 +42,12 @@ class StatementRules:
                 raise DflError(f"`{check.op}` doesn't apply to a symbolic param", check.pos,
                                hint="its values are elements: check them with `in SET` or "
                                     "`<> e`")
+        if not symbolic:  # AMPL checks a bound per entry after the data, so it may name the
+            self.symbols[stmt.name] = Indexed(  # param itself (`>= rate[p-1]`); its value may not
+                stmt.name, stmt, "param", index=stmt.index, arity=arity, shape=shape,
+                element=Info(kind="elem" if "symbolic" in kinds else "num"))
         sign, element_kind = self._param_checks(stmt, scope, arity, shape, symbolic)
+        self.symbols.pop(stmt.name, None)
         if "binary" in kinds:
             sign = Sign.NONNEG
         element = Info(
