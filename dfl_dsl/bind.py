@@ -313,10 +313,10 @@ class _Binder(SetBinding):
             if bad.any():
                 self._fail(name, entity, rows, bad, "isn't an integer (declared `int`)",
                            model_made=model_made)
-        if "binary" in stmt.kinds:
+        for word in {"binary", "logical"} & set(stmt.kinds):
             bad = (rows != 0) & (rows != 1) & given
             if bad.any():
-                self._fail(name, entity, rows, bad, "isn't 0 or 1 (declared `binary`)",
+                self._fail(name, entity, rows, bad, f"isn't 0 or 1 (declared `{word}`)",
                            model_made=model_made)
         for check in stmt.checks:
             if check.op == "in":

@@ -48,11 +48,14 @@ class StatementRules:
                 element=Info(kind="elem" if "symbolic" in kinds else "num"))
         sign, element_kind = self._param_checks(stmt, scope, arity, shape, symbolic)
         self.symbols.pop(stmt.name, None)
-        if "binary" in kinds:
+        if kinds & {"binary", "logical"}:
             sign = Sign.NONNEG
+        if "logical" in kinds and (symbolic or "symbolic" in kinds or element_kind != "num"):
+            raise DflError("a `logical` param holds true or false (1 or 0) from the data",
+                           stmt.pos)
         element = Info(
-            kind="elem" if "symbolic" in kinds else element_kind,
-            integer=bool({"int", "binary"} & kinds),
+            kind="elem" if "symbolic" in kinds else "bool" if "logical" in kinds else element_kind,
+            integer=bool({"int", "binary", "logical"} & kinds),
             sign=sign,
             pdeg=1 if "predicted" in kinds else 0,
             udeg=1 if "uncertain" in kinds else 0,

@@ -38,3 +38,37 @@ def test_an_entry_that_breaks_its_own_bound_is_named():
 def test_a_value_or_a_predicted_param_still_may_not_name_itself(text):
     with pytest.raises(DflError, match="`q` refers to itself"):
         dfl.parse(text)
+
+
+LOGICAL = """
+set I;
+param promo{I} logical;
+param up{I} logical, default 0;
+param base{I} >= 0;
+var x{i in I} >= 0, <= (if promo[i] then 2 else 1) * base[i];
+maximize o: sum{i in I: not up[i] or promo[i]} x[i];
+s.t. cap: sum{i in I: promo[i] and base[i] > 1} x[i] <= 5;
+"""
+
+
+def test_a_logical_param_is_a_condition():
+    data = {"I": ["a", "b", "c"], "promo": [1, 0, 1], "base": [2, 3, 4], "up": {"b": 1}}
+    inst = bind(LOGICAL, data)
+    assert inst.entity("x").upper.tolist() == [4, 3, 8]
+    assert inst.solve().objective == pytest.approx(5)  # b is left out, a + c capped at 5
+    wrong = r"`promo`\[a\]: value 2 isn't 0 or 1 \(declared `logical`\)"
+    with pytest.raises(DataError, match=wrong):
+        bind(LOGICAL, {**data, "promo": [2, 0, 1]})
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("set I; param p{I} logical; var x{I} >= 0; minimize o: sum{i in I} p[i] * x[i];",
+     "`*` needs numbers, got a condition"),
+    ("param p logical, in {1, 2};", "a `logical` param holds true or false"),
+    ("param p : predicted, logical;", "a `logical` param holds true or false"),
+])
+def test_a_logical_param_is_not_a_number(text, message):
+    with pytest.raises(DflError, match=message) as caught:
+        dfl.parse(text)
+    if "needs numbers" in message:
+        assert caught.value.hint == "as a number, write `(if COND then 1 else 0)`"
