@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from .ampl_tables import TableReader, _fill, _shown
 from .ampl_tokens import MISSING, Tokens, element, is_name, is_word, value
@@ -65,6 +65,7 @@ class DatSource(DataSource):
     tokens: Tokens | None = None
     spans: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
     named: dict[str, int] = field(default_factory=dict)
+    names_from_model: ClassVar[bool] = True
 
     def locate(self, key: str | None, at: Any = None) -> Pos | None:
         if key is None or key not in self.named or self.tokens is None:

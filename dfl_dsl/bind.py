@@ -27,6 +27,7 @@ from .instance import CheckedModel, Instance
 
 def bind(model: CheckedModel, data: Any, *, data_name: str | None = None) -> BoundInstance:
     source = load_data(data, data_name, model_schema(model))
+    _undeclared_names(model, source)
     binder = _Binder(model, source)
     try:
         binder.run()
@@ -41,6 +42,28 @@ def bind(model: CheckedModel, data: Any, *, data_name: str | None = None) -> Bou
 
         check_objective_psd(inst)
     return inst
+
+
+def _undeclared_names(model: CheckedModel, source: DataSource) -> None:
+    """A located error for a name in an AMPL data file that the model has no set or param for,
+    before binding: AMPL stops there, and reading on would leave the param it misspells at its
+    default (a wrong answer with no error). JSON, YAML and npz keys the model doesn't read only
+    warn (below): such a file may be shared by several models (docs/language.md §12)."""
+    declared = [s.name for s in model.symbols.values() if s.kind in ("set", "param")]
+    known = set(declared)
+    for part in getattr(source, "parts", (source,)):
+        for key in part.values if part.names_from_model else ():
+            if key in known:
+                continue
+            symbol = model.symbols.get(key)
+            if symbol is not None:
+                a = "an" if symbol.kind[0] in "aeiou" else "a"
+                raise part.error(f"`{key}` is {a} {symbol.kind} in {model.filename}, and a "
+                                 "data file gives only sets and params", key,
+                                 hint="remove its data")
+            raise part.error(f"`{key}` is not declared in {model.filename}", key,
+                             hint=did_you_mean(key, declared)
+                             or f"declare `{key}` in the model, or remove its data")
 
 
 def _warn_misspelled_keys(inst: Instance) -> None:
@@ -290,10 +313,10 @@ class _Binder(SetBinding):
             if bad.any():
                 self._fail(name, entity, rows, bad, "isn't an integer (declared `int`)",
                            model_made=model_made)
-        if "binary" in stmt.kinds:
+        for word in {"binary", "logical"} & set(stmt.kinds):
             bad = (rows != 0) & (rows != 1) & given
             if bad.any():
-                self._fail(name, entity, rows, bad, "isn't 0 or 1 (declared `binary`)",
+                self._fail(name, entity, rows, bad, f"isn't 0 or 1 (declared `{word}`)",
                            model_made=model_made)
         for check in stmt.checks:
             if check.op == "in":

@@ -8,7 +8,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from .ast import Pos
 from .data_formats import key_pos
@@ -26,6 +26,8 @@ class DataSource:
     text: str | None = None
     # a param's value for the entries its data leaves out (an AMPL .dat `default`)
     defaults: Mapping[str, Any] = field(default_factory=dict)
+    # AMPL reads a .dat file against its model: a name the model doesn't declare is an error
+    names_from_model: ClassVar[bool] = False
 
     def error(self, message: str, key: str | None = None, hint: str | None = None,
               at: Any = None) -> DataError:

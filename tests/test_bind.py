@@ -147,6 +147,44 @@ def test_unknown_data_keys_are_listed():
     assert inst.unknown_data_keys() == ["extra"]
 
 
+_DEFAULTED = ("set I; param name{I} default 1; var x{i in I} >= name[i];"
+              "minimize o: sum{i in I} x[i];")
+
+
+def test_a_dat_name_the_model_lacks_is_a_located_error(tmp_path):
+    """AMPL stops at data for an undeclared name; reading on would leave `name` at its default
+    (objective 2 instead of 11), a wrong answer with no error."""
+    data = tmp_path / "d.dat"
+    data.write_text("set I := a b;\nparam nme := a 5 b 6;\n")
+    with pytest.raises(DataError) as caught:
+        dfl.parse(_DEFAULTED, "m.mod").bind(data)
+    text = caught.value.format()
+    assert text.startswith(f"{data}:2:7: error: `nme` is not declared in m.mod")
+    assert "did you mean `name`?" in text
+
+
+@pytest.mark.parametrize(("line", "words"), [
+    ("param: name zzz := a 1 2 b 3 4;", "2:13: error: `zzz` is not declared"),
+    ("param x := a 1 b 2;", "2:7: error: `x` is a var in m.mod, and a data file gives only"),
+    ("param o := 3;", "2:7: error: `o` is an objective"),
+])
+def test_every_dat_name_must_be_a_set_or_param(tmp_path, line, words):
+    data = tmp_path / "d.dat"
+    data.write_text(f"set I := a b;\n{line}\n")
+    with pytest.raises(DataError, match=re.escape(words)):
+        dfl.parse(_DEFAULTED, "m.mod").bind(data)
+
+
+def test_a_model_files_own_data_is_held_to_its_names_too(tmp_path):
+    model = dfl.parse(_DEFAULTED + "\ndata;\nset I := a;\nparam nme := a 5;\n", "m.mod")
+    with pytest.raises(DataError, match=r"^m\.mod:4:7: error: `nme` is not declared"):
+        model.bind(None)
+    data = tmp_path / "d.json"  # a JSON file over it replaces I, and the .dat part still errs
+    data.write_text('{"I": ["a"]}')
+    with pytest.raises(DataError, match="`nme` is not declared"):
+        model.bind(data)
+
+
 def test_a_misspelled_key_warns_where_it_is(tmp_path):
     data = tmp_path / "d.json"
     data.write_text('{\n  "I": [1, 2],\n  "low": 5,\n  "shared_with_another_model": 1\n}')

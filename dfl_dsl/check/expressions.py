@@ -192,8 +192,9 @@ class ExpressionRules:
         for side, info in ((node.left, left), (node.right, right)):
             if info.kind not in ("num", "elem"):
                 raise DflError(
-                    f"`{node.op}` needs numbers, got {describe(info)}", side.pos
-                )
+                    f"`{node.op}` needs numbers, got {describe(info)}", side.pos,
+                    hint="as a number, write `(if COND then 1 else 0)`" if info.kind == "bool"
+                    else None)
         if node.op == "@":
             return self._matmul(node, left, right)
         if node.op in ("mod", "div"):

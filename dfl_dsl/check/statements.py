@@ -42,12 +42,20 @@ class StatementRules:
                 raise DflError(f"`{check.op}` doesn't apply to a symbolic param", check.pos,
                                hint="its values are elements: check them with `in SET` or "
                                     "`<> e`")
+        if not symbolic:  # AMPL checks a bound per entry after the data, so it may name the
+            self.symbols[stmt.name] = Indexed(  # param itself (`>= rate[p-1]`); its value may not
+                stmt.name, stmt, "param", index=stmt.index, arity=arity, shape=shape,
+                element=Info(kind="elem" if "symbolic" in kinds else "num"))
         sign, element_kind = self._param_checks(stmt, scope, arity, shape, symbolic)
-        if "binary" in kinds:
+        self.symbols.pop(stmt.name, None)
+        if kinds & {"binary", "logical"}:
             sign = Sign.NONNEG
+        if "logical" in kinds and (symbolic or "symbolic" in kinds or element_kind != "num"):
+            raise DflError("a `logical` param holds true or false (1 or 0) from the data",
+                           stmt.pos)
         element = Info(
-            kind="elem" if "symbolic" in kinds else element_kind,
-            integer=bool({"int", "binary"} & kinds),
+            kind="elem" if "symbolic" in kinds else "bool" if "logical" in kinds else element_kind,
+            integer=bool({"int", "binary", "logical"} & kinds),
             sign=sign,
             pdeg=1 if "predicted" in kinds else 0,
             udeg=1 if "uncertain" in kinds else 0,

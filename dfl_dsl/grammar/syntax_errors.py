@@ -28,11 +28,11 @@ from .ampl_only import ampl_only
 KEYWORDS = frozenset(
     "set param var minimize maximize subject to expr model in within binary integer int "
     "predicted uncertain psd default sum if then else and or not stiefel max min union diff "
-    "inter inf symmetric subj check cross setof ordered circular dimen symbolic Infinity "
+    "inter inf symmetric subj check cross setof ordered circular dimen symbolic logical Infinity "
     "symdiff mod div by prod exists forall".split()
 )
 # words that start a param's attribute (after a value they need a comma before them)
-PARAM_ATTRIBUTES = frozenset("default int integer binary symbolic predicted uncertain psd "
+PARAM_ATTRIBUTES = frozenset("default int integer binary logical symbolic predicted uncertain psd "
                              "symmetric in".split())
 # AMPL's commands, which run a model (and the words that start its loops and branches)
 SCRIPT_WORDS = frozenset("solve display let option model data include commands reset print "

@@ -27,7 +27,7 @@ CASES = [
     ("arc_outside", "maxflow", "dat", 4, None, "not within"),
     ("symbol_outside", "maxflow", "dat", 2, 7, "not in `NODES`"),
     ("sink_is_source", "maxflow", "dat", 3, 7, "param `t`"),
-    ("unknown_param", "transport", "either", None, None, "supply"),
+    ("unknown_param", "transport", "dat", 3, 7, "`suply` is not declared"),
     ("failed_check", "transport", "mod", 9, 1, "check on line 9 fails"),
     ("pattern_too_wide", "cutstock", "mod", 11, 1, "fails for [1]"),
     ("not_psd", "markowitz", "mod", 11, None, "Variance|eigenvalue"),

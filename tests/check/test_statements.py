@@ -1,0 +1,74 @@
+"""check/statements.py: the rules for declarations (here: a param's checks that name the
+param itself, which AMPL tests per entry once the data is in)."""
+
+from __future__ import annotations
+
+import pytest
+from _helpers import bind
+
+import dfl_dsl as dfl
+from dfl_dsl.errors import DataError, DflError
+
+RISING = """
+set P := 1..4;
+param step{p in P} >= if p = 1 then 0 else step[p-1];
+param cap{p in 1..3} > if p = 1 then 0 else cap[p-1], default 5 * p;
+var x{P} >= 0, <= 1;
+maximize gain: sum{p in P} step[p] * x[p] + cap[2];
+"""
+
+
+def test_a_bound_may_name_its_own_param():
+    """Each entry is checked against the entries before it, after the data (AMPL's reading)."""
+    inst = bind(RISING, {"step": [1, 2, 2, 5]})
+    assert inst.entity("cap").array().tolist() == [5, 10, 15]
+    assert inst.solve().objective == pytest.approx(1 + 2 + 2 + 5 + 10)
+
+
+def test_an_entry_that_breaks_its_own_bound_is_named():
+    with pytest.raises(DataError, match=r"param `step`\[3\]: value 2 breaks `>= 3`"):
+        bind(RISING, {"step": [1, 3, 2, 5]})
+
+
+@pytest.mark.parametrize("text", [
+    "set P := 1..3; param q{p in P} = if p = 1 then 1 else 2 * q[p-1];",  # a value: refused
+    "set P := 1..3; param q{p in P} default q[1];",
+    "set P := 1..3; param q{p in P} : predicted >= if p = 1 then 0 else q[p-1];",
+])
+def test_a_value_or_a_predicted_param_still_may_not_name_itself(text):
+    with pytest.raises(DflError, match="`q` refers to itself"):
+        dfl.parse(text)
+
+
+LOGICAL = """
+set I;
+param promo{I} logical;
+param up{I} logical, default 0;
+param base{I} >= 0;
+var x{i in I} >= 0, <= (if promo[i] then 2 else 1) * base[i];
+maximize o: sum{i in I: not up[i] or promo[i]} x[i];
+s.t. cap: sum{i in I: promo[i] and base[i] > 1} x[i] <= 5;
+"""
+
+
+def test_a_logical_param_is_a_condition():
+    data = {"I": ["a", "b", "c"], "promo": [1, 0, 1], "base": [2, 3, 4], "up": {"b": 1}}
+    inst = bind(LOGICAL, data)
+    assert inst.entity("x").upper.tolist() == [4, 3, 8]
+    assert inst.solve().objective == pytest.approx(5)  # b is left out, a + c capped at 5
+    wrong = r"`promo`\[a\]: value 2 isn't 0 or 1 \(declared `logical`\)"
+    with pytest.raises(DataError, match=wrong):
+        bind(LOGICAL, {**data, "promo": [2, 0, 1]})
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("set I; param p{I} logical; var x{I} >= 0; minimize o: sum{i in I} p[i] * x[i];",
+     "`*` needs numbers, got a condition"),
+    ("param p logical, in {1, 2};", "a `logical` param holds true or false"),
+    ("param p : predicted, logical;", "a `logical` param holds true or false"),
+])
+def test_a_logical_param_is_not_a_number(text, message):
+    with pytest.raises(DflError, match=message) as caught:
+        dfl.parse(text)
+    if "needs numbers" in message:
+        assert caught.value.hint == "as a number, write `(if COND then 1 else 0)`"
