@@ -36,6 +36,7 @@ def checks(device: str) -> list[tuple[str, list[str], float]]:
     sp = ROOT / "examples" / "shortest_path" / "shortest_path.opt"
     energy = ROOT / "examples" / "energy_schedule" / "energy_schedule.opt"
     portfolio = ROOT / "examples" / "portfolio_cvar" / "portfolio_cvar.opt"
+    markowitz = ROOT / "examples" / "portfolio_qp"
     return [
         ("torch_cuda", [sys.executable, "-c", (
             "import json, torch; print(json.dumps({'cuda': torch.cuda.is_available(), "
@@ -61,6 +62,12 @@ def checks(device: str) -> list[tuple[str, list[str], float]]:
          60),
         ("train_shortest_path", [*DFL, "train", str(sp), "--epochs", "2", "--device", device,
                                  "--json"], 90),
+        # a convex QP trained through HiGHS: the Hessian's term of regret on the device
+        ("portfolio_qp_data", [sys.executable, str(markowitz / "make_data.py")], 60),
+        ("train_qp_portfolio", [*DFL, "train", str(markowitz / "portfolio_qp.opt"), "--data",
+                                "portfolio.json", "--train", "train.npz", "--test", "test.npz",
+                                "--loss", "pfyl", "--epochs", "2", "--device", device, "--json"],
+         90),
         # the batched LP oracle: 10,000 LPs at once, exact after polishing, beside HiGHS
         ("oracle_10000_lps_5x5", [*BATCHED, "throughput", "--grid", "5", "--batch", "10000",
                                   "--device", device, "--highs-sample", "1000"], 90),
