@@ -419,9 +419,11 @@ def train_solver(
 
     from .backends.flexqp.train import train_solver as train
     from .outputs import checked_output
+    from .seeds import check_seed
 
     if min(size, batch, steps, unroll) < 1:
         raise DflError("--size, --batch, --steps and --unroll must be positive")
+    check_seed(seed)
     checked_output(save, "--save")
     start = time.perf_counter()
     _, history = train(

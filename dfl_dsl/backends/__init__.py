@@ -9,6 +9,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING
 
 from ..errors import DflError
+from ..seeds import check_seed
 from ..words import article
 from .chains import reachable
 from .declarations import BY_NAME
@@ -51,6 +52,7 @@ def pick(klass: ModelClass, requested: str = "auto") -> str:
 def solve(inst: Instance, backend: str = "auto", *, time_limit: float | None = None,
           seed: int | None = None, **options: object) -> Solution:
     """Solve with `backend` (auto: the best for the model's class)."""
+    check_seed(seed)
     try:
         name = pick(inst.klass, backend)
     except DflError as exc:

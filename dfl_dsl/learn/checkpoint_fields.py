@@ -16,10 +16,12 @@ import torch
 from torch import nn
 
 from ..errors import DflError
+from ..seeds import is_seed
 
 _INT = "a positive integer"
 _OPT_INT = "a positive integer or null"
 _TEXT = "text"
+_SEED = "a whole number from 0 to 2**32 - 1"
 COMMON = {"model_hash": _TEXT, "model_name": _TEXT, "loss": _TEXT, "history": "a list",
           "state_dict": "a mapping of weight names to tensors"}
 FIELDS = {  # by format: the fields beyond COMMON, nested ones as dicts
@@ -28,7 +30,7 @@ FIELDS = {  # by format: the fields beyond COMMON, nested ones as dicts
                       "hidden": _OPT_INT}},
     "dfl-dsl/scenario-checkpoint-1": {
         "generative": {"kind": _TEXT, "dim": _INT, "n_features": _INT, "hidden": _INT},
-        "scenarios": _INT, "seed": "an integer"},
+        "scenarios": _INT, "seed": _SEED},
 }
 
 
@@ -85,8 +87,8 @@ def _fits(value, want: str) -> bool:
         return whole and value >= 1
     if want == _OPT_INT:
         return value is None or (whole and value >= 1)
-    if want == "an integer":
-        return whole
+    if want == _SEED:
+        return is_seed(value)
     if want == "a list":
         return isinstance(value, list)
     return isinstance(value, dict)

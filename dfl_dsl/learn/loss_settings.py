@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..errors import DflError
+from ..seeds import is_seed
 
 TASK_LOSSES = ("regret", "l1", "mse")
 # where gen-dfl's target decision w* comes from: the frozen NLL fit's scenarios (the proxy of
@@ -85,8 +86,8 @@ SETTINGS: dict[str, Setting] = {
                                   "baseline from DPO's Stein gradient (PyEPO's default keeps "
                                   "it)", lambda v: isinstance(v, bool), "true or false",
                                   on=False),
-    "seed": Setting(None, int, "the loss's own random generator",
-                    lambda v: isinstance(v, int) and not isinstance(v, bool), "an integer"),
+    "seed": Setting(None, int, "the loss's own random generator", is_seed,
+                    "a whole number from 0 to 2**32 - 1"),
 }
 
 _PERTURBED = {"n_samples": 10, "sigma": 1.0, "seed": 135}

@@ -40,7 +40,7 @@ def _check_scenario_options(inst, opts: TrainOptions, lr: float, hidden: int, sc
     if opts.loss not in SCENARIO_LOSSES:
         raise DflError(f"unknown loss `{opts.loss}` for a model with uncertain params",
                        hint="use one of: " + ", ".join(SCENARIO_LOSSES))
-    check_run(opts.epochs, opts.batch_size, lr, hidden)
+    check_run(opts.epochs, opts.batch_size, lr, hidden, opts.seed)
     if scenarios < 1:
         raise DflError(f"--scenarios must be >= 1 (scenarios per decision), got {scenarios}")
     if not 0 <= beta < math.inf:

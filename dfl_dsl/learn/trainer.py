@@ -16,6 +16,7 @@ from torch import nn
 from ..devices import checked_device, torch_threads
 from ..errors import DflError
 from ..outputs import write_atomic
+from ..seeds import check_seed
 from .checkpoint import CHECKPOINT_FORMAT
 from .dataset import DFLData
 from .distributed import Shard
@@ -29,9 +30,10 @@ from .predictors import PREDICTORS, describe, make_predictor
 from .threads import training_threads
 
 
-def check_run(epochs: int, batch_size: int, lr: float, hidden: int) -> None:
+def check_run(epochs: int, batch_size: int, lr: float, hidden: int, seed: int) -> None:
     """The settings both trainers take, checked before any work (a nan learning rate would
     otherwise pass `lr <= 0` and fail inside torch's optimizer)."""
+    check_seed(seed)
     if epochs < 1 or batch_size < 1 or not 0 < lr < math.inf:
         raise DflError("epochs and batch size must be >= 1 and the learning rate > 0")
     if hidden < 1:
@@ -43,7 +45,7 @@ def _check_predictor_options(opts: TrainOptions, lr: float, hidden: int) -> None
     if opts.loss not in LOSSES:
         raise DflError(f"unknown loss `{opts.loss}`", hint="use one of: " + ", ".join(LOSSES))
     check_loss_settings(opts.loss, opts.loss_options)
-    check_run(opts.epochs, opts.batch_size, lr, hidden)
+    check_run(opts.epochs, opts.batch_size, lr, hidden, opts.seed)
     if isinstance(opts.predictor, str) and opts.predictor not in PREDICTORS:
         raise DflError(f"unknown predictor `{opts.predictor}`",
                        hint="use one of: " + ", ".join(PREDICTORS))

@@ -292,3 +292,11 @@ def test_train_and_eval_a_convex_qp_with_a_loss_that_takes_it(tmp_path):
     assert refused.exit_code == 2
     assert "needs a linear objective" in _stderr(refused)
     assert "pfyl | dpo | dbb | mse" in _stderr(refused)
+
+
+@pytest.mark.parametrize("seed", ["-1", str(2**70)])
+def test_train_with_a_seed_out_of_range_exits_2_before_any_work(files, seed):
+    result = runner.invoke(app, ["train", MODEL, "--data", str(files["instance"]), "--train",
+                                 str(files["train"]), "--epochs", "1", "--seed", seed])
+    assert result.exit_code == 2, result.output
+    assert "--seed must be a whole number from 0 to 2**32 - 1" in _stderr(result)

@@ -224,6 +224,7 @@ def test_risk_regret_of_data_sets_in_turn(scenario_trained, portfolio):
 
 @pytest.mark.parametrize(("change", "message"), [
     (lambda s: s.pop("seed"), "has no `seed`"),
+    (lambda s: s.update(seed=2**70), r"`seed` should be a whole number from 0 to 2\*\*32 - 1"),
     (lambda s: s["generative"].update(dim=True), "`generative.dim` should be a positive"),
     (lambda s: s.update(scenarios=0), "`scenarios` should be a positive integer"),
     (lambda s: s["generative"].update(kind="gan"), "unknown generative model `gan`"),
