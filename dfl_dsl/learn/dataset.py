@@ -48,9 +48,9 @@ class DFLData:
                 )
             parts.append(values.reshape(n, entity.size))
         theta = np.concatenate(parts, axis=1)
-        for name, arr in (("features", features), ("predicted params", theta)):
-            if not np.all(np.isfinite(arr)):
-                raise DataError(f"the training file's {name} hold NaN or inf", filename=source)
+        if not np.all(np.isfinite(theta)):
+            raise DataError("the training file's predicted params hold NaN or inf",
+                            filename=source)
         return cls(features, theta)
 
     @classmethod
@@ -124,8 +124,7 @@ class ScenarioData:
             raise DataError("every uncertain param needs the same number of draws per sample",
                             filename=source)
         draws = np.concatenate(parts, axis=2)
-        if not np.all(np.isfinite(draws)) or not np.all(np.isfinite(features)):
-            raise DataError("the training file holds NaN or inf", filename=source)
+        _within_float32(draws, "the uncertain params' draws", "the generative model", source)
         return cls(features, draws)
 
     @classmethod
@@ -145,7 +144,23 @@ def _features(arrays, source: str) -> np.ndarray:
     if len(features) == 0:
         raise DataError("the training file has no samples (`features` has 0 rows)",
                         filename=source)
+    _within_float32(features, "`features`", "the predictor", source)
     return features
+
+
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def _within_float32(values: np.ndarray, what: str, reader: str, source: str) -> None:
+    """Finite and within float32's range: the networks compute in float32, where 1e308 is
+    inf (its predictions were then non-finite costs reaching the solver, exit 3)."""
+    bad = ~np.isfinite(values) | (np.abs(values) > FLOAT32_MAX)
+    if bad.any():
+        sample = int(np.argwhere(bad)[0][0])
+        value = values[np.unravel_index(int(np.flatnonzero(bad)[0]), values.shape)]
+        raise DataError(f"{what} holds {value:g} (sample {sample + 1}): {reader} computes in "
+                        f"float32, whose numbers are finite and within ±{FLOAT32_MAX:.3g}",
+                        filename=source, hint="scale the data (or drop the broken samples)")
 
 
 def _numbers(values, name: str, source: str) -> np.ndarray:

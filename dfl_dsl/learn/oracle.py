@@ -31,6 +31,9 @@ from .solvers import BatchedSolver, BySizeSolver, DecisionSolver, EnumerationSol
 
 METHODS = ("auto", "highs", "enumerate", "batched")
 BATCHED_FROM = 256  # on a CPU, batches of at least this many LPs go to the batched solver
+# when predictions that overflowed reach the solver: the trainer stops a diverging run
+# before; this is what is left (a test set's features the trained weights overflow on)
+NON_FINITE_HINT = "scale the features (or, if training diverged, lower --lr)"
 
 
 @dataclass
@@ -219,7 +222,8 @@ class Oracle:
         pool would leak it into training)."""
         costs = torch.atleast_2d(costs.detach()).to(torch.float64)
         if not bool(torch.isfinite(costs).all()):
-            raise FloatingPointError("non-finite predicted costs reached the solver")
+            raise DflError("the predictor's outputs are not finite (NaN or inf)",
+                           hint=NON_FINITE_HINT)
         if keys is not None:
             keys = torch.as_tensor(keys, dtype=torch.int64).flatten()
         try:

@@ -22,6 +22,7 @@ from ..compile.bridges import bridge
 from ..compile.linear import LinearForm, assemble
 from ..errors import DflError
 from .executors import NO_SOLUTION_HINTS
+from .oracle import NON_FINITE_HINT
 
 
 def uncertain_columns(inst) -> np.ndarray:
@@ -80,7 +81,8 @@ class ScenarioOracle:
         if xi.ndim != 3 or xi.shape[1:] != (self.s, self.k):
             raise ValueError(f"scenarios must be (B, {self.s}, {self.k}), got {xi.shape}")
         if not np.all(np.isfinite(xi)):
-            raise FloatingPointError("non-finite scenarios reached the solver")
+            raise DflError("the generative model's scenarios are not finite (NaN or inf)",
+                           hint=NON_FINITE_HINT)
         thetas = xi.reshape(len(xi), -1)
         if self._family is None:
             return self._solve_highs(thetas, range(len(thetas)), cold)

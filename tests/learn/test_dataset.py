@@ -54,8 +54,13 @@ def test_a_wrongly_shaped_param_is_a_data_error(two, shape):
     ({"features": np.ones((2, 4)), "a": np.full((2, 3), np.nan), "b": np.ones((2, 4))},
      "NaN or inf"),
     ({"features": np.full((2, 4), np.inf), "a": np.ones((2, 3)), "b": np.ones((2, 4))},
-     "NaN or inf"),
-], ids=["no-features", "features-1d", "missing-param", "nan-param", "inf-features"])
+     r"`features` holds inf \(sample 1\)"),
+    # finite, but inf in the predictor's float32 (then non-finite costs reached the solver)
+    ({"features": np.array([[1.0] * 4, [1.0, 1.0, -1e308, 1.0]]), "a": np.ones((2, 3)),
+      "b": np.ones((2, 4))}, r"`features` holds -1e\+308 \(sample 2\): the predictor "
+                             r"computes in float32"),
+], ids=["no-features", "features-1d", "missing-param", "nan-param", "inf-features",
+        "features-beyond-float32"])
 def test_bad_training_data_is_a_data_error(two, arrays, words):
     with pytest.raises(DataError, match=words) as info:
         DFLData.from_arrays(two, arrays, "train.npz")
@@ -184,3 +189,17 @@ def test_empty_or_non_numeric_scenario_data_is_a_data_error():
     with pytest.raises(DataError, match="`ret` must hold numbers"):
         ScenarioData.from_arrays(inst, {"features": np.ones((3, 2)),
                                         "ret": np.full((3, 4), "x")})
+
+
+def test_scenario_data_beyond_float32_is_a_data_error():
+    """The flow computes in float32: a draw of 1e308 (finite in float64) was inf there, and
+    its scenarios non-finite at the solver (exit 3)."""
+    inst = bind(UNC, {"n": 4})
+    draws = np.ones((3, 4))
+    draws[1, 2] = 1e308
+    with pytest.raises(DataError, match=r"the uncertain params' draws holds 1e\+308 \(sample "
+                                        r"2\): the generative model computes in float32"):
+        ScenarioData.from_arrays(inst, {"features": np.ones((3, 2)), "ret": draws}, "t.npz")
+    with pytest.raises(DataError, match=r"`features` holds nan \(sample 1\)"):
+        ScenarioData.from_arrays(inst, {"features": np.full((3, 2), np.nan),
+                                        "ret": np.ones((3, 4))}, "t.npz")
