@@ -1,7 +1,7 @@
 """The long fuzz run: the inputs of tests/test_fuzz.py by the hundred thousand, counted.
 
 Each input is made from its own seed (reproducible: `--replay KIND SEED` runs one again and
-prints it), in a fixed rotation of kinds, seventeen inputs to a round:
+prints it), in a fixed rotation of kinds, eighteen inputs to a round:
 
     text      3   a spec, example or seed model's text mutated by tokens, characters and
                   lines (tests/_fuzz.py: mutate), then parse + check
@@ -20,6 +20,10 @@ prints it), in a fixed rotation of kinds, seventeen inputs to a round:
     convert   1   `dfl data FILE.dat --to json --out OUT` (in this process) on a mutated .dat:
                   exit 0 and a JSON mapping that binds as the .dat does (with --model), or
                   exit 2, a located error, and no output file (or the old one unchanged)
+    train     1   `dfl train` (or `dfl eval` of a damaged checkpoint) in this process on an
+                  example with a small generated data set, its arrays, files, options or
+                  instance data mutated (tests/_fuzz_train.py): exit 0 with a finite regret
+                  or 1, or exit 2 with a located error and the --save file as it was
 
 --kinds picks some (`--kinds ampl,dat,convert`): the rotation keeps their shares and order.
 
@@ -80,9 +84,10 @@ from _fuzz_ampl import (  # noqa: E402
     mutated_dat,
     mutated_mod,
 )
+from _fuzz_train import train_input, train_judge  # noqa: E402
 
 ALL = (["text"] * 3 + ["pipeline"] * 4 + ["solved"] * 2 + ["soup"] + ["solve"] * 2 + ["ampl"] * 2
-       + ["dat"] * 2 + ["convert"])
+       + ["dat"] * 2 + ["convert"] + ["train"])
 ROTATION = list(ALL)  # (--kinds narrows it)
 OUTCOMES = ["ok", "clean error", "crash", "hang", "mismatch"]
 
@@ -110,6 +115,8 @@ def make_input(kind: str, seed: int, corpus, texts):
         return mutated_dat(rng, cases_ampl), ampl_front_end
     if kind == "convert":
         return (convert_input(rng, cases_ampl),), convert_judge
+    if kind == "train":
+        return (train_input(rng),), train_judge
     return random_model(rng), cross_check
 
 
