@@ -25,9 +25,9 @@ from functools import cache
 from pathlib import Path
 
 import numpy as np
+from _fuzz import EXAMPLES, Crash, _judging, mutate_data
 
 import dfl_dsl as dfl
-from _fuzz import EXAMPLES, Crash, _judging, mutate_data
 
 _DIR = Path(tempfile.mkdtemp(prefix="dfl-fuzz-train-"))
 MODEL, DATA, TRAIN, TEST, CKPT, OUT = (_DIR / name for name in (
