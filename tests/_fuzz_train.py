@@ -135,7 +135,9 @@ def _mutate_arrays(rng: random.Random, item: TrainInput, which: str) -> None:
     key = rng.choice(sorted(arrays))
     value = arrays[key]
     op = rng.randrange(10)
-    if op == 0 and value.size:
+    if value.ndim == 0 and op in (3, 5):  # (a scalar from an earlier mutation: no rows)
+        op = 9
+    if op == 0 and value.size and value.dtype.kind in "biuf":
         value = value.astype(float)
         value.flat[rng.randrange(value.size)] = rng.choice(_NUMERIC_ODD)
     elif op == 1:
@@ -152,8 +154,9 @@ def _mutate_arrays(rng: random.Random, item: TrainInput, which: str) -> None:
         value = np.concatenate([value, value[:, :1]], axis=1) if value.ndim >= 2 else value[:, None]
     elif op == 6:
         value = value[..., None]  # one axis more
-    elif op == 7:
-        value = value.astype(rng.choice([np.int64, np.bool_, np.float32, str, object]))
+    elif op == 7 and value.dtype.kind in "biuf":  # (a string array from before: no cast)
+        with np.errstate(all="ignore"):
+            value = value.astype(rng.choice([np.int64, np.bool_, np.float32, str, object]))
     elif op == 8:
         value = np.asarray(rng.choice([1.0, "x"]))  # a scalar for an array
     else:
