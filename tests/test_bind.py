@@ -3,6 +3,7 @@ uncertain params."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import numpy as np
@@ -122,7 +123,7 @@ def test_predicted_value_in_the_data():
 @pytest.mark.parametrize("backend", ["highs", "cvxpy"])
 def test_a_predicted_or_uncertain_value_must_be_finite(tmp_path, text, given, message, backend):
     data = tmp_path / "d.json"
-    data.write_text('{"I": ["a", "b"], "c": %s}' % str(given).replace("inf", "Infinity"))
+    data.write_text(json.dumps({"I": ["a", "b"], "c": given}))  # (inf: `Infinity`)
     with pytest.raises(DataError, match=message) as info:
         dfl.parse("set I; " + text, "m.opt").bind(data).solve(backend)
     assert info.value.filename == str(data) and info.value.pos is not None
