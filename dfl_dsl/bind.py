@@ -221,9 +221,23 @@ class _Binder(SetBinding):
                     )
                 entity.extra["value"] = values
             given = entity.extra.get("value", entity.extra.get("scenarios"))
+            self._check_finite_theta(stmt, entity, given)
             self._check_values(stmt, entity, given)
         self._thetas.append(entity)
         self.ctx.entities[stmt.name] = entity
+
+    def _check_finite_theta(self, stmt: ast.ParamDecl, entity: Entity, given) -> None:
+        """A predicted or uncertain param stays a symbol through compile, so the compile-time
+        refusal of an infinite coefficient (`compile/expand`) never sees its values: they
+        reach the solver at solve time (CVXPY: "Problem data contains NaN or Inf"; HiGHS:
+        `optimal` with objective inf). A network predicts finite numbers; so must the data."""
+        rows = given.reshape(-1, entity.domain.n) if given.ndim == 2 else given.reshape(1, -1)
+        bad = ~np.isfinite(rows)
+        if bad.any():
+            kind = "uncertain" if stmt.is_uncertain else "predicted"
+            self._fail(stmt.name, entity, rows, bad, f"isn't finite (a {kind} param's values "
+                       "must be)", hint="`inf` in the data can only leave a bound open; a "
+                       f"{kind} param enters the problem as a symbol, which may be a coefficient")
 
     def _VarDecl(self, stmt: ast.VarDecl) -> None:
         domain = self.evaluator.domain(stmt.index)
@@ -255,6 +269,17 @@ class _Binder(SetBinding):
                 f"a stiefel variable X[n, r] needs n >= r >= 1; `{stmt.name}` is "
                 f"{domain.shape[0]} x {domain.shape[1]}",
                 stmt.pos,
+            )
+        # `var x >= lb` with lb = inf: no number meets it (HiGHS answered `optimal` with no
+        # point, CVXPY `unbounded`); inf can only leave a side open
+        closed = (lower == np.inf) | (upper == -np.inf)
+        if closed.any():
+            bad = int(np.nonzero(closed)[0][0])
+            side, value = ("lower", lower[bad]) if lower[bad] == np.inf else ("upper", upper[bad])
+            raise DflError(
+                f"variable `{stmt.name}{entity.entry_label(bad)}` has the {side} bound "
+                f"{value:g}: no number meets it",
+                stmt.pos, hint="`inf` in the data can only leave a bound open",
             )
         if np.any(lower > upper):
             bad = int(np.nonzero(lower > upper)[0][0])

@@ -3,6 +3,7 @@ uncertain params."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import numpy as np
@@ -108,6 +109,42 @@ def test_predicted_value_in_the_data():
     assert inst.predicted[0].extra["value"].tolist() == [-1, 2]
     assert inst.theta_values().tolist() == [-1, 2]
     assert inst.solve().objective == pytest.approx(-1)
+
+
+@pytest.mark.parametrize(("text", "given", "message"), [
+    # fuzz (`solved`): a predicted cost of -inf reached CVXPY ("Problem data contains NaN or
+    # Inf", exit 3) and HiGHS (`optimal`, objective inf): a θ is a symbol through compile, so
+    # the compile-time refusal of an infinite coefficient never saw it
+    ("param c{I} : predicted; var x{I} in [0, 1]; minimize f: sum{i in I} c[i] * x[i];",
+     [1, -np.inf], r"param `c`\[b\]: value -inf isn't finite \(a predicted param"),
+    ("param c{I} : uncertain; var x{I} in [0, 1]; minimize f: sum{i in I} c[i] * x[i];",
+     [[1, 2], [np.inf, 2]], r"param `c`\[a\] in scenario 1: value inf isn't finite"),
+])
+@pytest.mark.parametrize("backend", ["highs", "cvxpy"])
+def test_a_predicted_or_uncertain_value_must_be_finite(tmp_path, text, given, message, backend):
+    data = tmp_path / "d.json"
+    data.write_text(json.dumps({"I": ["a", "b"], "c": given}))  # (inf: `Infinity`)
+    with pytest.raises(DataError, match=message) as info:
+        dfl.parse("set I; " + text, "m.opt").bind(data).solve(backend)
+    assert info.value.filename == str(data) and info.value.pos is not None
+    assert "leave a bound open" in info.value.hint
+
+
+@pytest.mark.parametrize(("attrs", "given", "message"), [
+    (">= b", np.inf, r"`x` has the lower bound inf: no number meets it"),
+    ("<= b", -np.inf, r"`x` has the upper bound -inf: no number meets it"),
+])
+def test_a_variable_bound_of_inf_on_the_wrong_side(attrs, given, message):
+    # HiGHS answered `var x >= inf` `optimal` with no point, CVXPY `unbounded`
+    text = f"param b; var x {attrs}; minimize f: x;"
+    with pytest.raises(dfl.DflError, match=message) as info:
+        bind(text, {"b": given})
+    assert info.value.pos.column == text.index("x ") + 1
+
+
+def test_an_open_bound_of_inf_is_no_bound():
+    inst = bind("param b; var x >= 0, <= b; minimize f: x;", {"b": np.inf})
+    assert inst.solve("highs").objective == 0
 
 
 def test_predicted_value_with_a_gap():

@@ -381,12 +381,18 @@ def round_solution(form: SCMForm, frac: np.ndarray, *, roundings: int = 8,
     candidates = _roundings(sub, frac[pool], roundings, rng)
     if single is not None:
         candidates = np.vstack([candidates, pool == single])
-    rounded = sub.value(candidates)
+    # pipage keeps Σ c·x: from a relaxed point outside P (arithmetic the projection could not
+    # hold) every rounding breaks the row, so only the roundings that fit compete; the fill
+    # from the empty set below fits by construction
+    rounded = np.where([sub.feasible(c) for c in candidates], sub.value(candidates), -np.inf)
     best = int(np.argmax(rounded))
     cols = _Columns(sub)  # the support's nonzeros, for the fills and the swaps
     empty = sub.c0 + float(sub.atoms(sub.b) @ sub.w)  # F(∅)
     filled, values = [], []
-    for start, value in ((candidates[best], float(rounded[best])), (np.zeros(sub.n), empty)):
+    starts = [(np.zeros(sub.n), empty)]
+    if np.isfinite(rounded[best]):
+        starts.insert(0, (candidates[best], float(rounded[best])))
+    for start, value in starts:
         chosen, gained = _fill(sub, start, cols)
         filled.append(chosen)
         values.append(value + gained)

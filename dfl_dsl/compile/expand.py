@@ -94,12 +94,14 @@ def _expand(inst: Instance) -> Expanded:
                                f"{list(value.shape)}", objective_decl.body.pos)
             objective = expand(value, False, (), 1, width)
         if not _finite(objective, constant=True).all():
+            if _overflowed(inst, objective_decl.body):
+                raise _overflow("the objective", objective_decl.body.pos)
             raise DflError("the objective has an infinite (or NaN) coefficient; `inf` in the "
                            "data can only bound something", objective_decl.body.pos)
     rows = []
     for c in inst.model.constraints:
         with _at(c.body):
-            rows.append(_settle_infinite(_constraint(inst, c), c))
+            rows.append(_settle_infinite(inst, _constraint(inst, c), c))
     return Expanded(sense, objective, rows)
 
 
@@ -129,7 +131,7 @@ def _finite(payload: Poly | NL, constant: bool) -> np.ndarray:
     return ok
 
 
-def _settle_infinite(rows: Rows, decl: ast.Constraint) -> Rows:
+def _settle_infinite(inst: Instance, rows: Rows, decl: ast.Constraint) -> Rows:
     """An infinite data side (`x[i] <= cap[i]` with cap `inf`) bounds nothing: it moves from
     the body's constant to the row's bound, where the backends take it. An infinite
     coefficient of a variable, or an infinite bound on the side that would need a finite one
@@ -157,12 +159,45 @@ def _settle_infinite(rows: Rows, decl: ast.Constraint) -> Rows:
                 return Rows(rows.name, rows.frame, rows.shape, body, lo, hi, rows.dummies)
     if bad.any():
         label = rows.labels()[int(np.argmax(bad))]
+        if _overflowed(inst, decl):
+            raise _overflow(f"constraint `{label}`", decl.body.pos)
         raise DflError(
             f"constraint `{label}` has an infinite (or NaN) value where only a finite one "
             "makes sense; `inf` in the data can only leave a side unbounded",
             decl.body.pos,
         )
     return rows
+
+
+def _overflowed(inst: Instance, node: ast.Node, seen: set[str] | None = None) -> bool:
+    """Whether an infinite coefficient of `node` came from arithmetic, not from the data:
+    no data param it reads (through `expr`s too) holds inf or NaN. (`quad_form(x, P)` with
+    P entries near 1e308 sums P[i, j] + P[j, i] into one coefficient: inf, from finite data,
+    which the message must not blame on an `inf` in the data.)"""
+    seen = set() if seen is None else seen
+    for sub in ast.walk(node):
+        if not isinstance(sub, ast.Name) or sub.id in seen:
+            continue
+        seen.add(sub.id)
+        entity = inst.ctx.entities.get(sub.id)
+        if entity is None:
+            continue
+        if entity.kind == "expr":
+            if not _overflowed(inst, entity.decl, seen):
+                return False
+        elif entity.kind == "data" and entity.data is not None and not entity.elem:
+            values = np.asarray(entity.data, dtype=float)
+            if not np.isfinite(values[~entity.missing] if entity.missing is not None
+                               else values).all():
+                return False
+    return True
+
+
+def _overflow(what: str, pos) -> DflError:
+    return DflError(f"{what} has a coefficient beyond a float's range (about 1.8e308): the "
+                    "arithmetic on the data's numbers overflowed", pos,
+                    hint="rescale the model's units (numbers this large lose every digit "
+                    "in a solver anyway)")
 
 
 @contextmanager

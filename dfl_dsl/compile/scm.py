@@ -213,6 +213,37 @@ def build_scm(inst: Instance) -> SCMForm:
     return form
 
 
+# A knapsack's relaxed polytope is projected onto through x_i = clip(v_i − τ c_i) with breakpoints
+# v_i / c_i and slopes c_i² (aapga_polytope): a cost of 1e-320 made 1/c inf and the relaxed point
+# broke the budget 12-fold, which the rounding, keeping Σ c x, carried into the answer
+COST_RANGE = (1e-150, 1e150)
+
+
+def _check_costs(inst: Instance, linear, row: int, cost: np.ndarray) -> None:
+    """A DflError at the knapsack row when a live item's cost is outside `COST_RANGE`."""
+    low, high = COST_RANGE
+    bad = np.isfinite(cost) & ((cost < low) | (cost > high))
+    if not bad.any():
+        return
+    col = int(np.argmax(bad))
+    name, pos = "", None
+    original = int(linear.kept_rows[row]) if linear.kept_rows is not None else row
+    for (block, start, count), origin in zip(linear.row_names, linear.row_origins, strict=True):
+        if start <= original < start + count and origin is None:
+            name = block
+    for decl in inst.model.constraints:
+        if decl.name == name:
+            pos = decl.pos
+    item = next(f"{v.name}{v.entry_label(col - v.offset)}" for v in inst.variables
+                if v.offset <= col < v.offset + v.size)
+    raise DflError(f"constraint `{name}`: the cost {cost[col]:g} of {item} is outside what "
+                   f"the aapga backend's relaxation can hold ({low:g} to {high:g}: it divides "
+                   "by the costs and squares them)", pos,
+                   hint="rescale the row's units, or leave out an item that costs nothing "
+                   "next to the budget", filename=inst.model.filename,
+                   source=inst.model.source)
+
+
 def _constraints(inst: Instance, form: SCMForm) -> None:
     """Recognize a cardinality row, a knapsack row, or a partition matroid."""
     from .bridges import bridge
@@ -252,6 +283,8 @@ def _constraints(inst: Instance, form: SCMForm) -> None:
         if form.kind == "cardinality":
             form.budget = np.floor(budget / cost[finite][0] + 1e-9)
             form.cost = np.where(finite, 1.0, np.inf)
+        else:
+            _check_costs(inst, linear, i, cost)
         return
     groups = np.full(n, -1)
     caps = []

@@ -145,7 +145,13 @@ class SubscriptRules:
         if isinstance(arg, ast.Range):
             lo = self.int_scalar(arg.lo, frame, "a slice bound")
             hi = self.int_scalar(arg.hi, frame, "a slice bound")
-            if lo < 0 or hi >= size or lo > hi:
+            # `lo..lo-1` is empty, as the range is (`v[0..k-1]` with k = 0): it may sit at
+            # either end, 0..-1 or size..size-1; any other end beyond the axis is a mistake
+            empty = hi == lo - 1 and 0 <= lo <= size
+            if not empty and lo > hi + 1 and 0 <= hi < lo < size:
+                raise DflError(f"slice {lo}..{hi} runs backwards", arg.pos,
+                               hint=f"an empty slice is `lo..lo-1` with lo in 0..{size}")
+            if not empty and (lo < 0 or hi >= size or lo > hi):
                 raise DflError(f"slice {lo}..{hi} is outside 0..{size - 1}", arg.pos)
             return ("slice", lo, hi)
         v = self.number(arg, frame)

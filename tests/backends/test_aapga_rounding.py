@@ -140,3 +140,16 @@ def test_rounding_without_a_seed_gives_the_same_answer_every_run():
     assert len(by_seed) > 1
     runs = {tuple(round_solution(form, frac, roundings=1, max_swaps=0)[0]) for _ in range(12)}
     assert runs == {tuple(round_solution(form, frac, seed=0, roundings=1, max_swaps=0)[0])}
+
+
+def test_a_relaxed_point_outside_the_polytope_still_rounds_to_a_feasible_set():
+    # fuzz (`solved` 4011412): a cost of 1e-320 broke the projection (1/c = inf) and the
+    # relaxed point spent 12 times the budget; pipage keeps Σ c·x, so every rounding broke
+    # the row too, and AAPGA stopped on "rounding broke feasibility" (exit 3)
+    rng = np.random.default_rng(4)
+    X = rng.exponential(1.0, (30, 6))
+    cost = rng.uniform(1.0, 3.0, 30)
+    form = SCMForm.from_features(X, phi="log1p", cost=cost, budget=10.0)
+    x, value = round_solution(form, np.ones(30), seed=0)
+    assert form.feasible(x) and x.sum() >= 3
+    assert value == pytest.approx(form.value(x)[0])

@@ -113,6 +113,21 @@ def test_an_infinite_coefficient_is_a_located_error(text, where):
     assert info.value.pos is not None and str(info.value).startswith("m.opt:1:")
 
 
+@pytest.mark.parametrize(("text", "where"), [
+    # quad_form sums P[i, j] + P[j, i] (and a * x + a * x two coefficients) into inf from
+    # finite data: the message blamed an `inf` in the data, which held none
+    ("minimize o: quad_form(x, P) + sum(x);", "the objective has a coefficient beyond"),
+    ("minimize o: sum(x); subject to k: quad_form(x, P) <= 1;", "constraint `k` has a coeff"),
+    ("expr e = quad_form(x, P); minimize o: e + sum(x);", "the objective has a coefficient"),
+])
+def test_a_coefficient_that_overflows_from_finite_data_is_not_blamed_on_inf(text, where):
+    inst = bind(f"param P[2, 2] psd; var x[2] >= -1; {text}", {"P": [[1.7e308, 0], [0, 1]]})
+    with pytest.raises(DflError, match=re.escape(where)) as info:
+        inst.compile()
+    assert "overflowed" in info.value.message and "inf" not in info.value.message
+    assert "rescale" in info.value.hint and str(info.value).startswith("m.opt:1:")
+
+
 def test_running_out_of_memory_expanding_a_constraint_is_located(monkeypatch):
     inst = bind("var x >= 0; minimize o: x; subject to c{i in 1..3}: x >= i;")
 

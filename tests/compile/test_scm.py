@@ -89,3 +89,31 @@ def test_overlapping_groups_are_a_user_error():
     inst = bind(text, {"I": [1, 2, 3], "a": [1.0, 2.0, 3.0]})
     with pytest.raises(DflError, match="disjoint"):
         build_scm(inst)
+
+
+@pytest.mark.parametrize("tiny", [1e-320, 1e-200, 1e200])
+def test_a_knapsack_cost_beyond_the_relaxations_arithmetic_is_a_located_error(tiny):
+    # fuzz (`solved` 4011412): a cost of 1e-320 (next to a budget of 10) made the projection's
+    # 1/c inf, and the answer broke the budget
+    text = """set I; param a{I} >= 0; param c{I} > 0;
+var x{I} binary;
+maximize f: sqrt(sum{i in I} a[i] * x[i]);
+subject to spend: sum{i in I} c[i] * x[i] <= 10;
+"""
+    inst = bind(text, {"I": [1, 2, 3], "a": [1.0, 2.0, 3.0], "c": [2.0, tiny, 3.0]})
+    with pytest.raises(DflError, match=r"constraint `spend`: the cost \S+ of x\[2\] is outside"
+                       ) as info:
+        inst.solve("aapga")
+    assert (info.value.pos.line, info.value.pos.column) == (4, 12)
+    assert info.value.filename == "m.opt"
+
+
+def test_knapsack_costs_within_the_range_solve():
+    text = """set I; param a{I} >= 0; param c{I} > 0;
+var x{I} binary;
+maximize f: sqrt(sum{i in I} a[i] * x[i]);
+subject to spend: sum{i in I} c[i] * x[i] <= 1e-100;
+"""
+    inst = bind(text, {"I": [1, 2, 3], "a": [1.0, 2.0, 3.0], "c": [1e-100, 2e-100, 4e-100]})
+    sol = inst.solve("aapga")
+    assert sol.status == "feasible" and sol.objective == pytest.approx(3 ** 0.5)
