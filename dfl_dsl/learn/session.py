@@ -281,6 +281,9 @@ def _eval_scenarios(inst, checkpoint: Path, test: ScenarioData, test_file, *, de
     return result
 
 
+INSTANCE_SUFFIXES = (".json", ".yaml", ".yml")
+
+
 def generate_command(problem: str, out_file: Path, instance: Path | None, *, num_data: int,
                      features: int, deg: int, noise: float, seed: int, grid: str, items: int,
                      dims: int, assets: int, console: Console) -> None:
@@ -299,6 +302,11 @@ def generate_command(problem: str, out_file: Path, instance: Path | None, *, num
         args.update(noise=noise)
     if Path(out_file).suffix != ".npz":
         raise DflError(f"--out writes an .npz training file: {out_file}")
+    if instance is not None and Path(instance).suffix.lower() not in INSTANCE_SUFFIXES:
+        # it was written as JSON whatever its name: over a model given by mistake
+        # (`--instance knap.opt`), or as an .npz that no reader could then open
+        raise DflError(f"--instance writes the instance as JSON or YAML: {instance}",
+                       hint="name it " + ", ".join(f"*{s}" for s in INSTANCE_SUFFIXES))
     checked_output(out_file, "--out")
     checked_output(instance, "--instance")
     refuse_overwriting({"--out": out_file, "--instance": instance}, {})
@@ -307,6 +315,11 @@ def generate_command(problem: str, out_file: Path, instance: Path | None, *, num
     if instance is not None:
         import json
 
-        write_atomic(Path(instance), lambda f: f.write(json.dumps(data.instance).encode()))
+        text = json.dumps(data.instance)
+        if Path(instance).suffix.lower() != ".json":
+            import yaml
+
+            text = yaml.safe_dump(json.loads(text), sort_keys=False)
+        write_atomic(Path(instance), lambda f: f.write(text.encode()))
     console.print(f"wrote {num_data} samples to {out_file}"
                   + (f" and the instance to {instance}" if instance else ""))
