@@ -39,6 +39,15 @@ def test_value_layouts(sol):
     assert sol.value("k") == 4.0 and isinstance(sol.value("k"), float)
 
 
+def test_value_of_a_name_that_is_no_variable_is_refused(sol):
+    """`value("c")` (a param, at offset 0 of the data) returned the first variable's values."""
+    with pytest.raises(KeyError, match="`c` is a param, not a variable; the model's variables: "
+                                       "`s`, `t`, `u`, `k`"):
+        sol.value("c")
+    with pytest.raises(KeyError, match="no variable `ss`; did you mean `s`"):
+        sol.value("ss")
+
+
 def test_values_are_keyed_by_element(sol):
     values = sol.values()
     assert values["s"] == {"a": {"1": 1.0, "2": 0.0}, "b": {"1": 0.0, "2": 1.0}}
