@@ -57,10 +57,10 @@ class Solution:
                            f"variable; {listed}")
         if self.x is None:
             raise ValueError(f"no solution values (status {self.status})")
-        flat = self.x[entity.offset : entity.offset + entity.size]
+        flat = self.x[entity.offset : entity.offset + entity.size] + 0.0  # a copy; no -0.0
         if not entity.domain.arity:
             return float(flat[0])
-        return flat.reshape(entity.shape) if entity.domain.dense else flat.copy()
+        return flat.reshape(entity.shape) if entity.domain.dense else flat
 
     def values(self) -> dict[str, Any]:
         """name -> a number, nested lists (numpy-style shapes) or {element: value} mappings."""
