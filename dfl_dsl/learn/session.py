@@ -40,7 +40,8 @@ def _instance_and_data(model_path: Path, data, train_file, test_file,
     generated = recipe.generate() if recipe is not None else None
     if data is None and generated is None:
         raise DflError("give the instance data with --data", filename=str(model_path))
-    inst = model.bind(data if data is not None else generated[0].instance)
+    inst = (model.bind(data) if data is not None else  # (errors name the recipe, not <data>)
+            model.bind(generated[0].instance, data_name=f"{recipe.path}'s instance"))
     kind = ScenarioData if inst.uncertain and not inst.predicted else DFLData
     if generated is not None:
         train = kind.from_arrays(inst, generated[0].arrays(), str(recipe.path))

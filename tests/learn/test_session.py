@@ -35,3 +35,17 @@ def test_the_instance_is_written_in_the_format_its_name_says(tmp_path):
     text = (tmp_path / "i.yaml").read_text()
     assert not text.startswith("{")  # block YAML, not JSON under a .yaml name
     assert yaml.safe_load(text) == json.loads((tmp_path / "i.json").read_text())
+
+
+def test_a_recipe_whose_instance_lacks_a_set_is_named_in_the_error(tmp_path):
+    """A shortest-path recipe given to a knapsack model: the error said `<data> has no
+    "ITEMS"`, naming no file."""
+    from dfl_dsl.learn.session import _instance_and_data
+
+    model = tmp_path / "kn.opt"
+    model.write_text("set ITEMS; param v{ITEMS} : predicted; var x{ITEMS} binary;\n"
+                     "maximize o: sum{i in ITEMS} v[i] * x[i];\n")
+    recipe = tmp_path / "sp.gen.yaml"
+    recipe.write_text("generator: shortest_path\nargs: {num_data: 6, grid: [2, 2]}\ntrain: 3\n")
+    with pytest.raises(DflError, match=r'sp\.gen\.yaml\'s instance has no "ITEMS"'):
+        _instance_and_data(model, None, recipe, None)
