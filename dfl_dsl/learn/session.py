@@ -303,14 +303,14 @@ def generate_command(problem: str, out_file: Path, instance: Path | None, *, num
         args.update(noise=noise)
     if Path(out_file).suffix != ".npz":
         raise DflError(f"--out writes an .npz training file: {out_file}")
+    checked_output(out_file, "--out")
+    checked_output(instance, "--instance")
+    refuse_overwriting({"--out": out_file, "--instance": instance}, {})
     if instance is not None and Path(instance).suffix.lower() not in INSTANCE_SUFFIXES:
         # it was written as JSON whatever its name: over a model given by mistake
         # (`--instance knap.opt`), or as an .npz that no reader could then open
         raise DflError(f"--instance writes the instance as JSON or YAML: {instance}",
                        hint="name it " + ", ".join(f"*{s}" for s in INSTANCE_SUFFIXES))
-    checked_output(out_file, "--out")
-    checked_output(instance, "--instance")
-    refuse_overwriting({"--out": out_file, "--instance": instance}, {})
     data = run_generator(problem, args)
     write_atomic(Path(out_file), lambda f: np.savez(f, **data.arrays()))
     if instance is not None:
