@@ -376,7 +376,8 @@ def generate(
     ],
     out_file: Annotated[Path, typer.Option("--out", help="Training file to write (.npz).")],
     instance: Annotated[
-        Path | None, typer.Option(help="Also write the instance data (sets, fixed params) here.")
+        Path | None,
+        typer.Option(help="Also write the instance data (sets, fixed params) here (.json, .yaml)."),
     ] = None,
     num_data: Annotated[int, typer.Option("--num-data", help="Samples.")] = 1000,
     features: Annotated[int, typer.Option(help="Features per sample.")] = 5,

@@ -8,10 +8,13 @@ from typing import Any
 
 import numpy as np
 
+from .errors import did_you_mean
 from .evaluate.entities import Entity
 from .instance import Instance
 from .solution_json import number_text, table_text
 from .solution_tables import KeyColumn, Table, constraint_table, variable_table
+
+_KINDS = {"data": "param", "theta": "predicted or uncertain param", "expr": "named expr"}
 
 
 @dataclass
@@ -40,13 +43,24 @@ class Solution:
 
     def value(self, name: str) -> np.ndarray | float:
         """A variable's values: its array layout (dense) or entry order (sparse)."""
-        entity = self.instance.entity(name)
+        entities = self.instance.ctx.entities
+        entity = entities.get(name)
+        if entity is None or entity.kind != "var":
+            # a param's offset is no column of x: its name read the first variable's values
+            variables = [e.name for e in self.instance.variables]
+            listed = "the model's variables: " + ", ".join(f"`{v}`" for v in variables)
+            if entity is None:
+                hint = did_you_mean(name, variables)
+                raise KeyError(f"no variable `{name}`; " + (f"{hint} ({listed})" if hint
+                                                            else listed))
+            raise KeyError(f"`{name}` is a {_KINDS.get(entity.kind, entity.kind)}, not a "
+                           f"variable; {listed}")
         if self.x is None:
             raise ValueError(f"no solution values (status {self.status})")
-        flat = self.x[entity.offset : entity.offset + entity.size]
+        flat = self.x[entity.offset : entity.offset + entity.size] + 0.0  # a copy; no -0.0
         if not entity.domain.arity:
             return float(flat[0])
-        return flat.reshape(entity.shape) if entity.domain.dense else flat.copy()
+        return flat.reshape(entity.shape) if entity.domain.dense else flat
 
     def values(self) -> dict[str, Any]:
         """name -> a number, nested lists (numpy-style shapes) or {element: value} mappings."""

@@ -39,6 +39,23 @@ def test_value_layouts(sol):
     assert sol.value("k") == 4.0 and isinstance(sol.value("k"), float)
 
 
+def test_value_has_no_negative_zeros():
+    """A solver's -0.0 (HiGHS's 0-1 knapsack picks) printed as `-0.` from `sol.value`."""
+    sol = bind("set I; var x{I} binary; maximize f: sum{i in I} x[i]; s.t. k: sum{i in I} x[i]"
+               " <= 1;", {"I": [1, 2, 3]}).solve("highs")
+    sol.x = np.array([-0.0, 1.0, -0.0])
+    assert not np.signbit(sol.value("x")).any()
+
+
+def test_value_of_a_name_that_is_no_variable_is_refused(sol):
+    """`value("c")` (a param, at offset 0 of the data) returned the first variable's values."""
+    with pytest.raises(KeyError, match="`c` is a param, not a variable; the model's variables: "
+                                       "`s`, `t`, `u`, `k`"):
+        sol.value("c")
+    with pytest.raises(KeyError, match="no variable `ss`; did you mean `s`"):
+        sol.value("ss")
+
+
 def test_values_are_keyed_by_element(sol):
     values = sol.values()
     assert values["s"] == {"a": {"1": 1.0, "2": 0.0}, "b": {"1": 0.0, "2": 1.0}}

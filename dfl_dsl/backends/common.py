@@ -68,7 +68,14 @@ def row_labels(inst: Instance, form: LinearForm, rows: list[int]) -> list[str]:
     for row in rows:
         for (name, start, count), origin in zip(form.row_names, form.row_origins, strict=True):
             if start <= row < start + count:
-                block = by_name.get(name) if origin is None else None
-                labels.append(block.labels()[row - start] if block else origin.describe(name))
+                block = by_name.get(name)
+                if origin is None and block is not None:
+                    labels.append(block.labels()[row - start])
+                elif origin.rows is not None and block is not None:  # a part of the block
+                    label = block.labels()[origin.rows[row - start]]
+                    at = origin.scenario
+                    labels.append(label if at is None else f"{label}@{at}")
+                else:
+                    labels.append(origin.describe(name))
                 break
     return labels

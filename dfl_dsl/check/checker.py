@@ -30,6 +30,7 @@ class Checker(StatementRules, SetRules, ExpressionRules):
         self.constraint_infos: dict[str, Info] = {}
         self._sense = "minimize"
         self._current: ast.Statement | None = None  # the statement being checked
+        self._reductions: list[ast.Reduce] = []  # the `sum{...}`s being checked, innermost last
 
     # ------------------------------------------------------------------ driver
     def run(self) -> None:

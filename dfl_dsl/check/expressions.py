@@ -94,6 +94,10 @@ class ExpressionRules:
             )
         names = list(scope) + [n for n, s in self.symbols.items() if s.kind != "model"]
         hint = did_you_mean(node.id, names)
+        unnamed = next((h for h in (_unnamed_dummy(owner, node.id) for owner in
+                                    [*reversed(self._reductions), self._current]) if h), None)
+        if unnamed and (hint is None or hint == f"did you mean `{node.id.upper()}`?"):
+            hint = unnamed
         if hint is None and scope:
             bound = ", ".join(f"`{d}`" for d in scope)
             hint = f"the dummies in scope here are {bound}"
@@ -406,7 +410,11 @@ class ExpressionRules:
 
     def _e_Reduce(self, node: ast.Reduce, scope: Scope) -> Info:
         inner = self.index(node.index, scope)
-        body = self._number(node.body, inner)
+        self._reductions.append(node)
+        try:
+            body = self._number(node.body, inner)
+        finally:
+            self._reductions.pop()
         if node.op == "sum":
             return body.but(value=None, dim=None)
         if node.op == "prod" and not body.is_data:
@@ -489,3 +497,22 @@ def integer_division(node: ast.BinOp, left: Info, right: Info) -> Info:
     # the remainder has the dividend's sign, the quotient is truncated toward zero
     sign = left.sign if node.op == "mod" else left.sign.times(right.sign)
     return Info(shape=shape, integer=left.integer and right.integer, sign=sign)
+
+
+def _unnamed_dummy(owner, name: str) -> str | None:
+    """The hint for a dummy an index never named, the statement's or a reduction's:
+    `var x{I} <= cap[i];`, `sum{I} c[i]` (AMPL too needs `{i in I}`), which `did you mean
+    `I`?` misled."""
+    index = getattr(owner, "index", None)
+    if not isinstance(index, ast.SetIndex):
+        return None
+    bare = [item for item in index.items if not item.names and isinstance(item.set, ast.Name)]
+    if len(bare) != 1 or len(index.items) != 1:
+        return None
+    if not any(isinstance(n, ast.Subscript) and any(isinstance(a, ast.Name) and a.id == name
+                                                   for a in n.args) for n in ast.walk(owner)):
+        return None  # (used as a subscript: a dummy; anything else, a misspelled name)
+    set_name = bare[0].set.id
+    return (f"the index `{{{set_name}}}` names no dummy: write `{{{name} in {set_name}}}` "
+            f"to use `{name}` for its elements")
+

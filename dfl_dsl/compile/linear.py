@@ -184,10 +184,12 @@ def assemble(bridged: Problem, inst: Instance, *, label_rows: bool = False,
         k = block.body.rows
         bconst, bax, bbt, bbil, bquad = split_poly(block.body, cols, f"constraint `{block.name}`")
         if len(bquad[0]):
+            decl = next((c for c in inst.model.constraints if c.name == block.name), None)
             raise DflError(
                 f"constraint `{block.name}` is quadratic; this backend takes linear "
                 "constraints only",
-                hint="use --backend cvxpy",
+                decl.pos if decl is not None else None, hint="use --backend cvxpy",
+                filename=inst.model.filename, source=inst.model.source,
             )
         A_parts.append(bax)
         R_parts.append(bbt)

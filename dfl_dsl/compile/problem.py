@@ -23,17 +23,20 @@ from .expand import Expanded
 @dataclass(frozen=True)
 class Origin:
     """The reduction that added a row block: its `atom` (an epigraph's or a risk measure's
-    rows) or its `scenario` (a constraint's copy for one scenario)."""
+    rows) or its `scenario` (a constraint's copy for one scenario; None: the rows of a split
+    constraint that hold no uncertain param, kept once). `rows`: the positions, among the
+    constraint's rows, of the rows the block holds (None: all of them, in order)."""
 
     reduction: str  # "epigraph" | "risk" | "scenario"
     atom: str | None = None
     scenario: int | None = None
+    rows: tuple[int, ...] | None = None
 
     def describe(self, owner: str) -> str:
         """How an IIS or a message names a row of this block; `owner` is the constraint it
         belongs to ("" for the objective's)."""
         if self.reduction == "scenario":
-            return f"{owner}@{self.scenario}"
+            return owner if self.scenario is None else f"{owner}@{self.scenario}"
         return f"{owner or 'objective'} (epigraph of `{self.atom}`)"
 
 

@@ -40,11 +40,17 @@ class _DFLLoss(nn.Module):
         is_oracle = isinstance(inst_or_oracle, Oracle)
         self.oracle = inst_or_oracle if is_oracle else Oracle(inst_or_oracle)
         if self.oracle.is_qp and not self.takes_quadratic:
+            from .loss_registry import LOSSES
+
+            model = self.oracle.inst.model
+            name = next((f"--loss {key}" for key, cls in LOSSES.items() if cls is type(self)),
+                        type(self).__name__)
             raise DflError(
-                f"this loss ({type(self).__name__}) needs a linear objective; the model's "
-                "objective is quadratic",
+                f"this loss ({name}) needs a linear objective; the model's objective is "
+                "quadratic",
+                model.objective.pos if model.objective is not None else None,
                 hint="for a QP train with --loss " + " | ".join(quadratic_losses()),
-                filename=self.oracle.inst.model.filename)
+                filename=model.filename, source=model.source)
         if reduction not in REDUCTIONS:
             raise ValueError("reduction must be mean, sum or none")
         self.reduction = reduction

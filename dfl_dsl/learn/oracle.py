@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from .. import ast
 from ..compile.linear import LinearForm
 from ..compile.unimodular import integral_relaxation
 from ..errors import DflError
@@ -78,11 +79,7 @@ def training_form(inst) -> LinearForm:
             filename=inst.model.filename,
         )
     if form.theta_in_constraints:
-        raise DflError(
-            "predicted params enter the constraints; the decision-focused losses here need "
-            "them in the objective only",
-            filename=inst.model.filename,
-        )
+        raise _theta_in_constraints(inst, form)
     if form.is_qp and form.is_mip:
         raise DflError(
             "the objective is quadratic and some variables are integer; the oracle (HiGHS) "
@@ -91,6 +88,38 @@ def training_form(inst) -> LinearForm:
             filename=inst.model.filename,
         )
     return form
+
+
+def _theta_in_constraints(inst, form: LinearForm) -> DflError:
+    """The refusal of a predicted param in a constraint, at the first place it is written in
+    the first constraint row it enters (the constraint itself where an `expr` carries it)."""
+    rows, thetas = form.row_theta.tocoo().coords
+    rows = np.concatenate([rows, form.a_theta[0]]).astype(np.int64)
+    thetas = np.concatenate([thetas, form.a_theta[2]]).astype(np.int64)
+    first = int(np.argmin(rows))
+    row, k = int(rows[first]), int(thetas[first])
+    if form.kept_rows is not None:
+        row = int(form.kept_rows[row])
+    owner = next((name for name, start, count in form.row_names
+                  if start <= row < start + count), None)
+    param = next((e for e in inst.thetas
+                  if e.offset - inst.n_vars <= k < e.offset - inst.n_vars + e.size), None)
+    what = f"predicted param `{param.name}`" if param is not None else "a predicted param"
+    where = f"constraint `{owner}`" if owner else "a constraint"
+    pos = None
+    decl = next((c for c in inst.model.constraints if c.name == owner), None)
+    if decl is not None:
+        pos = decl.pos
+        if param is not None:
+            pos = next((n.pos for n in ast.walk(decl)
+                        if isinstance(n, ast.Name) and n.id == param.name), pos)
+    return DflError(
+        f"{what} enters {where}; the decision-focused losses here need predicted params in "
+        "the objective only",
+        pos, filename=inst.model.filename, source=inst.model.source,
+        hint="`dfl solve` takes it as data; to train, keep the predicted numbers in the "
+             "objective (costs, values) and give this one in the data",
+    )
 
 
 def pool_key(row: np.ndarray) -> bytes:

@@ -40,7 +40,8 @@ def _instance_and_data(model_path: Path, data, train_file, test_file,
     generated = recipe.generate() if recipe is not None else None
     if data is None and generated is None:
         raise DflError("give the instance data with --data", filename=str(model_path))
-    inst = model.bind(data if data is not None else generated[0].instance)
+    inst = (model.bind(data) if data is not None else  # (errors name the recipe, not <data>)
+            model.bind(generated[0].instance, data_name=f"{recipe.path}'s instance"))
     kind = ScenarioData if inst.uncertain and not inst.predicted else DFLData
     if generated is not None:
         train = kind.from_arrays(inst, generated[0].arrays(), str(recipe.path))
@@ -281,6 +282,9 @@ def _eval_scenarios(inst, checkpoint: Path, test: ScenarioData, test_file, *, de
     return result
 
 
+INSTANCE_SUFFIXES = (".json", ".yaml", ".yml")
+
+
 def generate_command(problem: str, out_file: Path, instance: Path | None, *, num_data: int,
                      features: int, deg: int, noise: float, seed: int, grid: str, items: int,
                      dims: int, assets: int, console: Console) -> None:
@@ -302,11 +306,21 @@ def generate_command(problem: str, out_file: Path, instance: Path | None, *, num
     checked_output(out_file, "--out")
     checked_output(instance, "--instance")
     refuse_overwriting({"--out": out_file, "--instance": instance}, {})
+    if instance is not None and Path(instance).suffix.lower() not in INSTANCE_SUFFIXES:
+        # it was written as JSON whatever its name: over a model given by mistake
+        # (`--instance knap.opt`), or as an .npz that no reader could then open
+        raise DflError(f"--instance writes the instance as JSON or YAML: {instance}",
+                       hint="name it " + ", ".join(f"*{s}" for s in INSTANCE_SUFFIXES))
     data = run_generator(problem, args)
     write_atomic(Path(out_file), lambda f: np.savez(f, **data.arrays()))
     if instance is not None:
         import json
 
-        write_atomic(Path(instance), lambda f: f.write(json.dumps(data.instance).encode()))
+        text = json.dumps(data.instance)
+        if Path(instance).suffix.lower() != ".json":
+            import yaml
+
+            text = yaml.safe_dump(json.loads(text), sort_keys=False)
+        write_atomic(Path(instance), lambda f: f.write(text.encode()))
     console.print(f"wrote {num_data} samples to {out_file}"
                   + (f" and the instance to {instance}" if instance else ""))

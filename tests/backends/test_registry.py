@@ -35,3 +35,11 @@ def test_options_it_takes_still_reach_it(tmp_path):
     sol = bind(LP).solve("pyomo", write=tmp_path / "m.lp")
     assert sol.objective == pytest.approx(1.0)
     assert (tmp_path / "m.lp").read_text().strip()
+
+
+@pytest.mark.parametrize("backend", ["highs", "pyomo", "cvxpy"])
+@pytest.mark.parametrize("limit", [-1.0, 0.0, float("nan")])
+def test_a_time_limit_must_be_positive_whatever_the_backend(backend, limit):
+    """HiGHS took -1 as no limit and solved; Pyomo's config raised a ValueError."""
+    with pytest.raises(DflError, match="the time limit must be positive"):
+        bind(LP).solve(backend, time_limit=limit)

@@ -100,10 +100,12 @@ def test_integer_flags_and_bounds():
 
 
 def test_quadratic_constraints_are_refused_by_the_linear_form():
-    inst = bind("var x; var y; minimize f: x + y; subject to c: x^2 + y^2 <= 1;")
+    """... at the constraint (`dfl train` on a model with a risk budget said where not)."""
+    inst = bind("var x; var y; minimize f: x + y;\nsubject to c: x^2 + y^2 <= 1;")
     with pytest.raises(dfl.DflError, match="quadratic") as info:
         inst.linear_form()
     assert info.value.filename == "m.opt"
+    assert (info.value.pos.line, info.value.pos.column) == (2, 12)
 
 
 def test_row_names_cover_every_row():

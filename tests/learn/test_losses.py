@@ -302,6 +302,8 @@ def test_losses_built_on_a_linear_objective_refuse_a_qp_naming_those_that_train_
     with pytest.raises(DflError, match="needs a linear objective") as info:
         LOSSES[name](qp[0])
     assert info.value.hint == "for a QP train with --loss pfyl | dpo | dbb | mse"
+    # the CLI's name of the loss, at the objective (it was the class's name, unlocated)
+    assert f"(--loss {name})" in info.value.message and info.value.pos.line > 0
 
 
 # ---------------------------------------------------------------------- gradcheck

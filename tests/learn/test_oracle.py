@@ -112,7 +112,7 @@ def test_non_finite_costs_never_reach_the_solver():
 @pytest.mark.parametrize(("text", "data", "words"), [
     ("param c; var x in [0, 1]; minimize f: c * x;", {"c": 1.0}, "no `predicted` param"),
     ("param c : predicted; param b : predicted; var x in [0, 5]; minimize f: c * x; "
-     "s.t. r: x >= b;", {}, "enter the constraints"),
+     "s.t. r: x >= b;", {}, "enters constraint `r`"),
     ("param c : predicted; var x integer in [-1, 1]; minimize f: x^2 + c * x;", {},
      "mixed-integer QP"),
 ], ids=["no-predicted", "predicted-in-constraints", "miqp"])
@@ -121,6 +121,17 @@ def test_refuses_models_it_cannot_serve(text, data, words):
     with pytest.raises(DflError, match=words) as info:
         Oracle(inst)
     assert info.value.filename == "m.opt"
+
+
+def test_a_predicted_param_in_a_constraint_is_refused_where_it_is_written():
+    """The refusal named neither the param nor the constraint and had no position."""
+    inst = bind("set T; param d{T} : predicted; param c{T};\nvar x{T} >= 0; var s{T} >= 0;\n"
+                "minimize f: sum{t in T} c[t] * x[t];\n"
+                "s.t. bal{t in T}: s[t] == x[t] - d[t];", {"T": [1, 2], "c": [1, 2]})
+    with pytest.raises(DflError, match="predicted param `d` enters constraint `bal`") as info:
+        Oracle(inst)
+    assert (info.value.pos.line, info.value.pos.column) == (4, 34)
+    assert "objective" in info.value.hint
 
 
 def test_a_convex_qp_is_served_with_its_quadratic_part_in_every_objective():

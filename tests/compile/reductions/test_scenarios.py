@@ -27,11 +27,37 @@ def test_uncertain_constraints_hold_for_every_scenario():
     value = rng.uniform(1, 2, size=N)
     inst = bind(text, {"I": list(range(N)), "cost": costs.tolist(), "value": value.tolist()})
     rows = [b for b in bridge(inst.compile(), inst).rows if b.name == "budget"]
-    assert [b.origin for b in rows] == [None] + [Origin("scenario", scenario=s)
-                                                 for s in range(S)]
+    assert [b.origin for b in rows] == [Origin("scenario", rows=())] + [
+        Origin("scenario", scenario=s, rows=(0,)) for s in range(S)]
     best = max(value @ np.array(b) for b in itertools.product([0, 1], repeat=N)
                if np.all(costs @ np.array(b) <= 1 + 1e-12))
     assert inst.solve("highs").objective == pytest.approx(best)
+
+
+PARTLY_UNCERTAIN = """
+set I; param d{I} : uncertain; param u{I}; param need default 0;
+var x{I} >= 0;
+maximize o: sum{i in I} x[i];
+s.t. c{i in I}: x[i] + 0.5 * x["a"] <= (if i == "b" then u[i] else d[i]);
+s.t. m: sum{i in I} x[i] >= need;
+"""
+PARTLY_DATA = {"I": ["a", "b", "c"], "u": [1, 2, 3], "d": [[4, 5, 6], [7, 8, 9]]}
+
+
+def test_a_partly_split_constraint_gets_one_dual_per_row_in_its_own_order():
+    """`c[b]` holds no uncertain param and is kept once, `c[a]` and `c[c]` are copied per
+    scenario: the duals come back over all three rows, `c[b]`'s own and the others the sum of
+    their copies' (the duals were the kept part's alone, one number, unlabelled). x = (0, 2,
+    6): c[b] and c[c]@0 bind, each worth 1; c[a] moved to a bound (no row dual: NaN)."""
+    inst = bind(PARTLY_UNCERTAIN, PARTLY_DATA)
+    sol = inst.solve("highs")
+    assert sol.objective == pytest.approx(8.0)
+    duals = sol.duals["c"]
+    assert duals.shape == (3,)
+    assert duals[1] == pytest.approx(1.0) and duals[2] == pytest.approx(1.0)
+    assert np.isnan(duals[0])
+    cvx = inst.solve("cvxpy").duals["c"]
+    np.testing.assert_allclose(cvx, [0.0, 1.0, 1.0], atol=1e-6)
 
 
 def test_scenario_count_must_agree():
