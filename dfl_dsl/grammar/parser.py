@@ -17,9 +17,30 @@ from .depth import check_depth
 from .piecewise import Indexed, piecewise
 from .syntax_errors import syntax_error
 
+class _ProdAsName:
+    """AMPL doesn't reserve `prod`: it is the iterated product only where a `{` follows it, and a
+    name elsewhere (the AMPL book's bigprod and dist models name a set `prod`)."""
+
+    always_accept = ()
+
+    def process(self, stream):
+        held = None
+        for token in stream:
+            if held is not None:
+                yield held if token.type == "LBRACE" else Token.new_borrow_pos("NAME", held, held)
+                held = None
+            if token.type == "PROD":
+                held = token
+                continue
+            yield token
+        if held is not None:
+            yield Token.new_borrow_pos("NAME", held, held)
+
+
 LARK_OPTIONS = dict(
     parser="lalr",
     lexer="basic",  # keywords always lex as keywords, so `param set;` is refused
+    postlex=_ProdAsName(),
     strict=True,
     propagate_positions=True,
     maybe_placeholders=True,
@@ -377,6 +398,11 @@ class _ToAst:
 
     def plus(self, meta, c):
         return c[1]
+
+    def less(self, meta, c):
+        """AMPL's `a less b`: a - b where that is positive, else 0."""
+        pos = _pos(meta)
+        return ast.Call("pos", (ast.BinOp("-", c[0], c[2], pos=pos),), pos=pos)
 
     def pw_list(self, meta, c):
         return list(c)

@@ -29,7 +29,7 @@ KEYWORDS = frozenset(
     "set param var minimize maximize subject to expr model in within binary integer int "
     "predicted uncertain psd default sum if then else and or not stiefel max min union diff "
     "inter inf symmetric subj check cross setof ordered circular dimen symbolic logical Infinity "
-    "symdiff mod div by prod exists forall".split()
+    "symdiff mod div by less exists forall".split()
 )
 # words that start a param's attribute (after a value they need a comma before them)
 PARAM_ATTRIBUTES = frozenset("default int integer binary logical symbolic predicted uncertain psd "

@@ -726,3 +726,10 @@ def test_and_or_read_the_right_side_only_where_the_left_does_not_decide():
     with pytest.raises(DflError, match="`q` has no value for"):
         bind("set I = 1..2; param q{I}; set A = {i in I: i >= 2 and q[i] > 0};"
              "var x{A} >= 0; minimize o: sum{i in A} x[i];", {"q": {"1": 1}})
+
+
+def test_less_on_data_and_variables():
+    inst = bind("set I = 1..3; param a{i in I} = 2 * i less 3; var x in [0, 10];"
+                "minimize o: (5 less x) + x less 2;")
+    assert inst.evaluator.ctx.entities["a"].data.tolist() == [0, 1, 3]
+    assert inst.solve("highs").objective == pytest.approx(3)  # (5 less x) + x >= 5

@@ -684,7 +684,7 @@ def test_mod_and_div_multiply(text, tree) -> None:
     assert sx(body(text)) == tree
 
 
-@pytest.mark.parametrize("word", ["mod", "div"])
+@pytest.mark.parametrize("word", ["mod", "div", "less"])
 def test_mod_and_div_are_reserved(word) -> None:
     with pytest.raises(DflError, match=f"`{word}` is a reserved word"):
         parse(f"param {word};")
@@ -705,6 +705,26 @@ def test_ranges_take_a_step(text, lo, hi, step) -> None:
 def test_prod_is_a_reduction() -> None:
     assert sx(body("2 * prod{i in I} p[i] * q[i] + 1")) == (
         "(+ (* 2 (prod{i in I} (* p[i] q[i]))) 1)")
+
+
+def test_prod_is_a_name_where_no_brace_follows() -> None:
+    # AMPL doesn't reserve `prod` (the book's bigprod names a set `prod`): it was refused as a
+    # reserved word; it is the iterated product only before `{`
+    model = parse("set prod; param pt {prod} > 0; param n{p in prod} = prod{q in prod} pt[q];"
+                  "minimize z: sum {p in prod} pt[p] * prod(x);")
+    assert [s.name for s in model.statements[:3]] == ["prod", "pt", "n"]
+    assert sx(model.statements[2].value) == "(prod{q in prod} pt[q])"
+    assert sx(model.statements[3].body) == "(sum{p in prod} (* pt[p] prod(x)))"
+
+
+@pytest.mark.parametrize(("text", "tree"), [
+    # AMPL's `a less b` is max(a - b, 0), at the level of `+` and `-`
+    ("a less b", "pos((- a b))"),
+    ("a + b less c * d", "pos((- (+ a b) (* c d)))"),
+    ("a less sum{i in I} b[i] - 1", "(- pos((- a (sum{i in I} b[i]))) 1)"),
+])
+def test_less_is_the_positive_part_of_a_difference(text, tree) -> None:
+    assert sx(body(text)) == tree
 
 
 def _cond(text: str) -> ast.Expr:
