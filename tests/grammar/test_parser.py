@@ -668,9 +668,24 @@ def test_else_belongs_to_the_nearest_if(text, tree) -> None:
 
 
 def test_an_if_closing_a_comparison_keeps_its_else() -> None:
+    # inside an expression, an `else` after it would belong to it: there it needs its `else`
     with pytest.raises(DflError, match="expected `else`") as info:
-        parse("s.t. c: x = if a then 1;")
-    assert info.value.pos.column == 24
+        parse("s.t. c: (x = if a then 1) or y;")
+    assert info.value.pos.column == 25
+
+
+@pytest.mark.parametrize(("text", "tree"), [
+    # AMPL's `x >= if c then e;` closing a constraint or a check: `else 0` (the book's egypt
+    # model); it was a syntax error, "expected `else`"
+    ("s.t. c: x = if a then 1;", "(cmp x == (if a 1 0))"),
+    ("s.t. c: 0 <= x <= if a then b + 1;", "(cmp 0 <= x <= (if a (+ b 1) 0))"),
+    ("s.t. c: x <= if a then if b then 1 else 2;",
+     "(cmp x <= (if a (if b 1 2) 0))"),
+    ("check: n >= if a then sum{i in I} p[i];", "(cmp n >= (if a (sum{i in I} p[i]) 0))"),
+])
+def test_an_if_closing_a_statement_may_leave_out_its_else(text, tree) -> None:
+    statement = parse(text).statements[0]
+    assert sx(getattr(statement, "body", None) or statement.cond) == tree
 
 
 @pytest.mark.parametrize(("text", "tree"), [
