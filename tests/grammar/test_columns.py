@@ -142,3 +142,13 @@ def test_mistakes_are_located(text, message):
     with pytest.raises(DflError, match=message) as info:
         parse(text)
     assert info.value.pos.line == 1 and info.value.pos.column > 0
+
+
+def test_the_context_words_stay_out_of_a_syntax_errors_expected_list():
+    # the postlexer's terminals once showed as "expected ARC, NODE, `;`, ..."
+    with pytest.raises(DflError) as info:
+        parse("param N = 2;\nq\nvar x;")
+    assert "NODE" not in info.value.message and "ARC" not in info.value.message
+    with pytest.raises(DflError) as info:
+        parse("var x >= 0, <= 1 j;")
+    assert "COEFF" not in info.value.message and "OBJ" not in info.value.message
