@@ -786,3 +786,11 @@ def test_ordered_by() -> None:
     assert sx(s.ordered_by) == "(* A T)"
     with pytest.raises(DflError, match="repeats `ordered by`"):
         parse("set B ordered by A ordered by C;")
+
+
+def test_a_comma_may_come_before_the_first_attribute() -> None:
+    # MathProg (GLPK's AMPL subset) writes `param m, integer, > 0;`: it was "unexpected `,`"
+    plain = parse("set I ordered; param n integer > 0; param c{i in I} >= 0; var x{i in I} >= 0;")
+    comma = parse("set I, ordered; param n, integer, > 0; param c{i in I}, >= 0; "
+                  "var x{i in I}, >= 0;")
+    assert [repr(s) for s in comma.statements] == [repr(s) for s in plain.statements]
