@@ -76,9 +76,9 @@ def _error(inst: Instance, what: str, cap: float, solver: str, pos,
                     filename=inst.model.filename, source=inst.model.source)
 
 
-# a bound as large as this is often AMPL's way of writing "no bound" (`1e20` in the data)
-_NO_BOUND = "for no bound, write `Infinity` (in a .dat file too) or leave the bound out; " \
-            "else rescale the model's units"
+# (a side at 1e20 or beyond where it loosens, `x <= 1e20`, is no bound: compile/linear.py)
+_NO_BOUND = "a bound of 1e20 or more is no bound only where it loosens (`x <= 1e20`, " \
+            "`x >= -1e20`); this one can't be met: rescale the model's units"
 
 
 def _row_error(inst: Instance, form: LinearForm, row: int, what: str, cap: float,

@@ -194,8 +194,7 @@ def assemble(bridged: Problem, inst: Instance, *, label_rows: bool = False,
         A_parts.append(bax)
         R_parts.append(bbt)
         at_parts.append((bbil[0] + at, bbil[1], bbil[2], bbil[3]))
-        rl[at : at + k] = block.lo - bconst
-        ru[at : at + k] = block.hi - bconst
+        rl[at : at + k], ru[at : at + k] = open_sides(block.lo - bconst, block.hi - bconst)
         names.append((block.name, at, k))
         origins.append(block.origin)
         if labels is not None:
@@ -265,4 +264,17 @@ def column_bounds(bridged: Problem, inst: Instance) -> tuple[np.ndarray, np.ndar
     ub = np.concatenate([v.upper for v in variables] + [bridged.aux_upper], dtype=float)
     integer = np.concatenate([v.integer for v in variables]
                              + [np.zeros(len(bridged.aux_lower))], dtype=bool, casting="unsafe")
-    return lb, ub, integer
+    return *open_sides(lb, ub), integer
+
+
+# A bound of magnitude 1e20 or more is no bound: so HiGHS, CPLEX and MINOS (the solvers AMPL
+# hands a model to) read it, and so AMPL models write "no bound" (`1e20` in the data).
+NO_BOUND = 1e20
+
+
+def open_sides(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`lo <= . <= hi` with an upper side at or above `NO_BOUND` made +inf and a lower side at
+    or below -`NO_BOUND` made -inf. A side beyond it the other way (`x >= 1e20`) is no "no
+    bound": it stays, and the backends refuse it (backends/magnitudes.py)."""
+    lo, hi = np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
+    return np.where(lo <= -NO_BOUND, -np.inf, lo), np.where(hi >= NO_BOUND, np.inf, hi)

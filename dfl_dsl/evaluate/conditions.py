@@ -51,10 +51,27 @@ class ConditionRules:
         return result
 
     def _v_BoolOp(self, node: ast.BoolOp, frame: Frame) -> Val:
+        """`and`/`or` as AMPL evaluates them: the right side only where the left doesn't decide
+        (`d <> w and not msr[d,w]` reads no `msr` entry for d = w, which the data may omit)."""
         left = self.value(node.left, frame)
-        right = self.value(node.right, frame)
         fn = np.logical_and if node.op == "and" else np.logical_or
-        return _logical(fn, left, right, frame)
+        decided = node.op == "or"  # the left value that decides alone
+        if left.shape == () and not left.symbolic:
+            if not left.framed:
+                if bool(np.asarray(left.payload)) == decided:
+                    return Val(np.asarray(decided), False, (), "bool")
+                return _logical(fn, left, self.value(node.right, frame), frame)
+            mask = flat_data(left, True, (), frame.n).astype(bool)
+            rows = np.nonzero(mask != decided)[0]
+            if len(rows) < frame.n:
+                out = np.full(frame.n, decided)
+                if len(rows):
+                    right = self.value(node.right, frame.take(rows))
+                    if right.shape != ():
+                        return _logical(fn, left, self.value(node.right, frame), frame)
+                    out[rows] = flat_data(right, True, (), len(rows)).astype(bool)
+                return Val(out, True, (), "bool")
+        return _logical(fn, left, self.value(node.right, frame), frame)
 
     def _v_Not(self, node: ast.Not, frame: Frame) -> Val:
         v = self.value(node.operand, frame)

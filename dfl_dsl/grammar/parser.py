@@ -13,13 +13,59 @@ from lark.grammar import NonTerminal
 
 from .. import ast
 from ..errors import DflError
+from .columns import Clause, ColumnVar, NodeDecl, lower_columns
 from .depth import check_depth
 from .piecewise import Indexed, piecewise
 from .syntax_errors import syntax_error
 
+
+class _AmplWords:
+    """AMPL's words that are keywords only where they are used so, and names elsewhere (AMPL
+    reserves none of them): `prod` is the iterated product only before `{` (the AMPL book's
+    bigprod and dist name a set `prod`); `node` and `arc` open a declaration only at the start
+    of a statement, before its name; `obj`, `coeff`, `cover` and `from` are clauses of a `var`
+    or `arc` only after a comma."""
+
+    always_accept = ()
+    _CLAUSES = {"obj": "OBJ", "coeff": "COEFF", "cover": "COVER", "from": "FROM"}
+
+    def process(self, stream):
+        last = head = held = None  # the token before, the statement's first, one held back
+        for token in stream:
+            if held is not None:
+                out = self._word(held, last, head, token)
+                head = out if last is None or last.type == "SEMICOLON" else head
+                last = out
+                yield out
+                held = None
+            if token.type in ("PROD", "NAME"):
+                held = token  # (decided by the token after it)
+                continue
+            head = token if last is None or last.type == "SEMICOLON" else head
+            last = token
+            yield token
+        if held is not None:
+            yield self._word(held, last, head, None)
+
+    def _word(self, token, last, head, after):
+        word = str(token)
+        if token.type == "PROD":
+            kind = "PROD" if after is not None and after.type == "LBRACE" else "NAME"
+        elif word in ("node", "arc") and (last is None or last.type == "SEMICOLON") and (
+                after is not None and after.type == "NAME"):
+            kind = word.upper()
+        elif (word in self._CLAUSES and last is not None and last.type == "COMMA"
+              and head is not None and head.type in ("VAR", "ARC")):
+            kind = self._CLAUSES[word]
+        else:
+            return token
+        return Token.new_borrow_pos(kind, token, token) if kind != token.type else token
+
+
 LARK_OPTIONS = dict(
     parser="lalr",
     lexer="basic",  # keywords always lex as keywords, so `param set;` is refused
+    postlex=_AmplWords(),
     strict=True,
     propagate_positions=True,
     maybe_placeholders=True,
@@ -210,12 +256,31 @@ class _ToAst:
     def var_init(self, meta, c):
         return ast.VarAttr("init", (c[1],), pos=_pos(meta))
 
-    def var_decl(self, meta, c):
-        attrs = tuple(a for a in c[2:] if a is not None)
+    def var_decl(self, meta, c, arc: bool = False):
+        attrs = tuple(a for a in c[2:] if a is not None and not isinstance(a, Clause))
         starts = [a for a in attrs if a.kind == "init"]
         if len(starts) > 1:
             raise DflError(f"variable `{c[0]}` has two initial values (`:=`)", starts[1].pos)
-        return ast.VarDecl(str(c[0]), c[1], attrs, pos=_pos(c[0]))
+        decl = ast.VarDecl(str(c[0]), c[1], attrs, pos=_pos(c[0]))
+        clauses = tuple(a for a in c[2:] if isinstance(a, Clause))
+        return ColumnVar(decl, clauses, arc) if clauses or arc else decl
+
+    def arc_decl(self, meta, c):
+        """AMPL's `arc X {...} >= 0, from N[i], to N[j], obj Cost c;`: a variable."""
+        return self.var_decl(meta, c[1:], arc=True)
+
+    def node_decl(self, meta, c):
+        """AMPL's `node N {k in K}: net_in = d[k];` (no body: `net_in = 0`)."""
+        return NodeDecl(ast.Constraint(str(c[1]), c[2], c[3], pos=_pos(c[1])))
+
+    def var_column(self, meta, c):
+        """`obj Cost c`, `coeff {i in S} Row[i] a`, `cover Row[i]`, `from N[i] [a]`."""
+        word, index, (row, args) = str(c[0]), c[1], c[2]
+        coef = c[3] if len(c) > 3 else None
+        return Clause(word, index, row, args, coef, _pos(meta))
+
+    def column_row(self, meta, c):
+        return str(c[0]), tuple(c[1]) if c[1] is not None else ()
 
     def expr_decl(self, meta, c):
         return ast.ExprDecl(str(c[0]), c[1], c[3], pos=_pos(c[0]))
@@ -232,7 +297,7 @@ class _ToAst:
 
     def constraint(self, meta, c):
         """`subject to NAME ...`, `s.t. NAME ...` or AMPL's bare `NAME {I}: ...`."""
-        if c[0] is None or (isinstance(c[0], Token) and c[0].type == "ST"):
+        while c[0] is None or (isinstance(c[0], Token) and c[0].type in ("ST", "TO")):
             c = c[1:]
         return ast.Constraint(str(c[0]), c[1], c[2], pos=_pos(c[0]))
 
@@ -378,6 +443,11 @@ class _ToAst:
     def plus(self, meta, c):
         return c[1]
 
+    def less(self, meta, c):
+        """AMPL's `a less b`: a - b where that is positive, else 0."""
+        pos = _pos(meta)
+        return ast.Call("pos", (ast.BinOp("-", c[0], c[2], pos=pos),), pos=pos)
+
     def pw_list(self, meta, c):
         return list(c)
 
@@ -436,7 +506,7 @@ def parse(text: str, filename: str = "<string>") -> ast.Model:
     except UnexpectedInput as exc:
         raise syntax_error(exc, text, _lark()).located(filename, text) from None
     try:
-        statements = _ToAst().transform(tree)
+        statements = lower_columns(_ToAst().transform(tree))
         check_depth(statements)
     except DflError as exc:
         raise exc.located(filename, text) from None

@@ -29,8 +29,10 @@ KEYWORDS = frozenset(
     "set param var minimize maximize subject to expr model in within binary integer int "
     "predicted uncertain psd default sum if then else and or not stiefel max min union diff "
     "inter inf symmetric subj check cross setof ordered circular dimen symbolic logical Infinity "
-    "symdiff mod div by prod exists forall".split()
+    "symdiff mod div by less exists forall".split()
 )
+# terminals the postlexer makes of names (parser._AmplWords)
+CONTEXT_WORDS = frozenset("NODE ARC OBJ COEFF COVER FROM".split())
 # words that start a param's attribute (after a value they need a comma before them)
 PARAM_ATTRIBUTES = frozenset("default int integer binary logical symbolic predicted uncertain psd "
                              "symmetric in".split())
@@ -226,7 +228,9 @@ def _unexpected(ctx: Context) -> DflError:
     token, word = ctx.token, str(ctx.token)
     if word in KEYWORDS and token.type != "NAME" and "NAME" in ctx.expected:
         return _reserved(token)
-    wanted = sorted({_describe(ctx.lark, name) for name in ctx.expected})
+    # (AMPL's words that the postlexer makes keywords in context are names to a reader)
+    wanted = sorted({_describe(ctx.lark, name) for name in ctx.expected
+                     if name not in CONTEXT_WORDS})
     if len(wanted) > 6:
         wanted = wanted[:6] + ["..."]
     message = f"unexpected `{token}`" + ("; expected " + ", ".join(wanted) if wanted else "")

@@ -701,3 +701,35 @@ def test_a_declaration_index_over_a_range_of_an_earlier_dummy() -> None:
                      "set I; param q{I : 1 > 0} default 0;", {"n": 2, "I": [1]})
     assert inst.entity("p").array().tolist() == [11, 12, 22]
     assert inst.entity("q").array().tolist() == [0]
+
+
+def test_and_or_read_the_right_side_only_where_the_left_does_not_decide():
+    # AMPL evaluates `and`/`or` left to right: `d <> w and not msr[d,w]` reads no msr entry
+    # that the left side rules out (the book's dist model leaves those out of its data);
+    # both sides were read on every entry, a "has no value" error
+    inst = bind("""
+        set I = 1..4;
+        param m{I};
+        param z{i in I} = if i <= 2 then 1;
+        set A = {i in I: i >= 3 and m[i] == 0};
+        set B = {i in I: i <= 2 or m[i] > 0};
+        param s = if 1 > 2 and m[1] > 0 then 1 else 2;
+        param t = if 1 < 2 or m[1] > 0 then 1 else 2;
+        param k{i in I} = if i <= 2 or z[i] * m[i] > 0 then 1 else 0;
+        var x{I} in [0, 1];
+        maximize o: sum{i in A} x[i] + sum{i in B} 2 * x[i];
+    """, {"m": {"3": 0, "4": 5}})
+    entities = inst.evaluator.ctx.entities
+    assert entities["s"].data.tolist() == [2] and entities["t"].data.tolist() == [1]
+    assert entities["k"].data.tolist() == [1, 1, 0, 0]
+    assert inst.solve("highs").objective == pytest.approx(1 + 2 + 2 + 2)
+    with pytest.raises(DflError, match="`q` has no value for"):
+        bind("set I = 1..2; param q{I}; set A = {i in I: i >= 2 and q[i] > 0};"
+             "var x{A} >= 0; minimize o: sum{i in A} x[i];", {"q": {"1": 1}})
+
+
+def test_less_on_data_and_variables():
+    inst = bind("set I = 1..3; param a{i in I} = 2 * i less 3; var x in [0, 10];"
+                "minimize o: (5 less x) + x less 2;")
+    assert inst.evaluator.ctx.entities["a"].data.tolist() == [0, 1, 3]
+    assert inst.solve("highs").objective == pytest.approx(3)  # (5 less x) + x >= 5

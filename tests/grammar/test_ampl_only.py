@@ -12,9 +12,6 @@ from dfl_dsl.grammar.parser import parse
 @pytest.mark.parametrize(("text", "line", "column", "message", "hint"), [
     ("var p >= 0;\nvar q;\nsubject to m: p >= 0 complements q >= 1;", 3, 22,
      "complementarity constraints", "optimization problem"),
-    ("set S;\nminimize Cost;\nvar x{S} >= 0, obj Cost 1;", 2, 14,
-     "column-wise coefficients", "flow-balance"),
-    ("set N;\nnode Balance {k in N}: net_in = 1;", 2, 1, "network declarations", "flow-balance"),
     ("var y >= 0, suffix stage 2;", 1, 13, "suffixes", "remove the suffix"),
 ])
 def test_ampl_only_construct_is_located_with_a_rewrite(text, line, column, message, hint):

@@ -668,9 +668,24 @@ def test_else_belongs_to_the_nearest_if(text, tree) -> None:
 
 
 def test_an_if_closing_a_comparison_keeps_its_else() -> None:
+    # inside an expression, an `else` after it would belong to it: there it needs its `else`
     with pytest.raises(DflError, match="expected `else`") as info:
-        parse("s.t. c: x = if a then 1;")
-    assert info.value.pos.column == 24
+        parse("s.t. c: (x = if a then 1) or y;")
+    assert info.value.pos.column == 25
+
+
+@pytest.mark.parametrize(("text", "tree"), [
+    # AMPL's `x >= if c then e;` closing a constraint or a check: `else 0` (the book's egypt
+    # model); it was a syntax error, "expected `else`"
+    ("s.t. c: x = if a then 1;", "(cmp x == (if a 1 0))"),
+    ("s.t. c: 0 <= x <= if a then b + 1;", "(cmp 0 <= x <= (if a (+ b 1) 0))"),
+    ("s.t. c: x <= if a then if b then 1 else 2;",
+     "(cmp x <= (if a (if b 1 2) 0))"),
+    ("check: n >= if a then sum{i in I} p[i];", "(cmp n >= (if a (sum{i in I} p[i]) 0))"),
+])
+def test_an_if_closing_a_statement_may_leave_out_its_else(text, tree) -> None:
+    statement = parse(text).statements[0]
+    assert sx(getattr(statement, "body", None) or statement.cond) == tree
 
 
 @pytest.mark.parametrize(("text", "tree"), [
@@ -684,7 +699,7 @@ def test_mod_and_div_multiply(text, tree) -> None:
     assert sx(body(text)) == tree
 
 
-@pytest.mark.parametrize("word", ["mod", "div"])
+@pytest.mark.parametrize("word", ["mod", "div", "less"])
 def test_mod_and_div_are_reserved(word) -> None:
     with pytest.raises(DflError, match=f"`{word}` is a reserved word"):
         parse(f"param {word};")
@@ -705,6 +720,26 @@ def test_ranges_take_a_step(text, lo, hi, step) -> None:
 def test_prod_is_a_reduction() -> None:
     assert sx(body("2 * prod{i in I} p[i] * q[i] + 1")) == (
         "(+ (* 2 (prod{i in I} (* p[i] q[i]))) 1)")
+
+
+def test_prod_is_a_name_where_no_brace_follows() -> None:
+    # AMPL doesn't reserve `prod` (the book's bigprod names a set `prod`): it was refused as a
+    # reserved word; it is the iterated product only before `{`
+    model = parse("set prod; param pt {prod} > 0; param n{p in prod} = prod{q in prod} pt[q];"
+                  "minimize z: sum {p in prod} pt[p] * prod(x);")
+    assert [s.name for s in model.statements[:3]] == ["prod", "pt", "n"]
+    assert sx(model.statements[2].value) == "(prod{q in prod} pt[q])"
+    assert sx(model.statements[3].body) == "(sum{p in prod} (* pt[p] prod(x)))"
+
+
+@pytest.mark.parametrize(("text", "tree"), [
+    # AMPL's `a less b` is max(a - b, 0), at the level of `+` and `-`
+    ("a less b", "pos((- a b))"),
+    ("a + b less c * d", "pos((- (+ a b) (* c d)))"),
+    ("a less sum{i in I} b[i] - 1", "(- pos((- a (sum{i in I} b[i]))) 1)"),
+])
+def test_less_is_the_positive_part_of_a_difference(text, tree) -> None:
+    assert sx(body(text)) == tree
 
 
 def _cond(text: str) -> ast.Expr:
@@ -751,3 +786,11 @@ def test_ordered_by() -> None:
     assert sx(s.ordered_by) == "(* A T)"
     with pytest.raises(DflError, match="repeats `ordered by`"):
         parse("set B ordered by A ordered by C;")
+
+
+def test_a_comma_may_come_before_the_first_attribute() -> None:
+    # MathProg (GLPK's AMPL subset) writes `param m, integer, > 0;`: it was "unexpected `,`"
+    plain = parse("set I ordered; param n integer > 0; param c{i in I} >= 0; var x{i in I} >= 0;")
+    comma = parse("set I, ordered; param n, integer, > 0; param c{i in I}, >= 0; "
+                  "var x{i in I}, >= 0;")
+    assert [repr(s) for s in comma.statements] == [repr(s) for s in plain.statements]
