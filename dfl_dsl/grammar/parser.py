@@ -31,19 +31,24 @@ class _AmplWords:
 
     def process(self, stream):
         last = head = held = None  # the token before, the statement's first, one held back
-        for token in stream:
-            if held is not None:
-                out = self._word(held, last, head, token)
-                head = out if last is None or last.type == "SEMICOLON" else head
-                last = out
-                yield out
-                held = None
-            if token.type in ("PROD", "NAME"):
-                held = token  # (decided by the token after it)
-                continue
-            head = token if last is None or last.type == "SEMICOLON" else head
-            last = token
-            yield token
+        try:
+            for token in stream:
+                if held is not None:
+                    out = self._word(held, last, head, token)
+                    head = out if last is None or last.type == "SEMICOLON" else head
+                    last = out
+                    yield out
+                    held = None
+                if token.type in ("PROD", "NAME"):
+                    held = token  # (decided by the token after it)
+                    continue
+                head = token if last is None or last.type == "SEMICOLON" else head
+                last = token
+                yield token
+        except UnexpectedInput:  # a character no token starts with: the held one still
+            if held is not None:  # came before it (`model diet.mod;` is read by its tokens)
+                yield self._word(held, last, head, None)
+            raise
         if held is not None:
             yield self._word(held, last, head, None)
 
