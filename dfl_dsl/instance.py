@@ -80,6 +80,13 @@ class Instance:
     def variables(self) -> list[Entity]:
         return self.entities("var")
 
+    def column_label(self, col: int) -> str:
+        """How an error names column `col` of z: `x[3]`, or a reduction's auxiliary column."""
+        for entity in self.variables:
+            if entity.offset <= col < entity.offset + entity.size:
+                return f"{entity.name}{entity.entry_label(col - entity.offset)}"
+        return f"auxiliary column {col}"
+
     @property
     def thetas(self) -> list[Entity]:
         """`predicted` and `uncertain` params: the symbols after the variables in z."""

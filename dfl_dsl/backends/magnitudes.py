@@ -39,7 +39,7 @@ def check_representable(inst: Instance, form: LinearForm, theta,
     objective = getattr(inst.model.objective, "pos", None)
     col = _first_huge(c, cost_cap)
     if col is not None:
-        raise _error(inst, f"the objective's coefficient of {_column(inst, col)} is "
+        raise _error(inst, f"the objective's coefficient of {inst.column_label(col)} is "
                      f"{c[col]:g}", cost_cap, solver, objective)
     if form.P is not None and form.P.nnz:
         at = _first_huge(form.P.data, matrix_cap, finite=False)
@@ -97,21 +97,14 @@ def _bound_error(inst: Instance, form: LinearForm, col: int, value: float, cap: 
         single = [int(r) for r in rows if full.A.tocsr()[[int(r)]].nnz == 1]
         if single:
             label = row_labels(inst, full, single[:1])[0]
-            return _error(inst, f"row `{label}` bounds {_column(inst, col)} at {value:g}", cap,
+            return _error(inst, f"row `{label}` bounds {inst.column_label(col)} at {value:g}", cap,
                           solver, _declared(inst, label), _NO_BOUND)
-    return _error(inst, f"{_column(inst, col)} has the bound {value:g}", cap, solver,
-                  _declared(inst, _column(inst, col)), _NO_BOUND)
+    return _error(inst, f"{inst.column_label(col)} has the bound {value:g}", cap, solver,
+                  _declared(inst, inst.column_label(col)), _NO_BOUND)
 
 
 def _unreduced(inst: Instance) -> LinearForm:
     return build_linear(inst, reduce=False)
-
-
-def _column(inst: Instance, col: int) -> str:
-    for entity in inst.variables:
-        if entity.offset <= col < entity.offset + entity.size:
-            return f"{entity.name}{entity.entry_label(col - entity.offset)}"
-    return f"auxiliary column {col}"
 
 
 def _declared(inst: Instance, label: str):

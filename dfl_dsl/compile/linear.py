@@ -65,6 +65,15 @@ class LinearForm:
     def theta_in_constraints(self) -> bool:
         return self.row_theta.nnz > 0 or len(self.a_theta[0]) > 0
 
+    def block_of(self, row: int) -> tuple[str, Origin | None] | None:
+        """The (constraint name, origin) of the row block holding row `row` of A (after any
+        RowsToBounds reduction; origin None: the model's own constraint)."""
+        original = int(self.kept_rows[row]) if self.kept_rows is not None else row
+        for (name, start, count), origin in zip(self.row_names, self.row_origins, strict=True):
+            if start <= original < start + count:
+                return name, origin
+        return None
+
     def objective_at(self, theta: np.ndarray | None) -> tuple[np.ndarray, float]:
         if theta is None or self.n_theta == 0:
             return self.c, self.c0

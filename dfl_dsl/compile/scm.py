@@ -226,19 +226,12 @@ def _check_costs(inst: Instance, linear, row: int, cost: np.ndarray) -> None:
     if not bad.any():
         return
     col = int(np.argmax(bad))
-    name, pos = "", None
-    original = int(linear.kept_rows[row]) if linear.kept_rows is not None else row
-    for (block, start, count), origin in zip(linear.row_names, linear.row_origins, strict=True):
-        if start <= original < start + count and origin is None:
-            name = block
-    for decl in inst.model.constraints:
-        if decl.name == name:
-            pos = decl.pos
-    item = next(f"{v.name}{v.entry_label(col - v.offset)}" for v in inst.variables
-                if v.offset <= col < v.offset + v.size)
-    raise DflError(f"constraint `{name}`: the cost {cost[col]:g} of {item} is outside what "
-                   f"the aapga backend's relaxation can hold ({low:g} to {high:g}: it divides "
-                   "by the costs and squares them)", pos,
+    block = linear.block_of(row)
+    name = block[0] if block is not None and block[1] is None else ""
+    pos = next((decl.pos for decl in inst.model.constraints if decl.name == name), None)
+    raise DflError(f"constraint `{name}`: the cost {cost[col]:g} of {inst.column_label(col)} "
+                   f"is outside what the aapga backend's relaxation can hold ({low:g} to "
+                   f"{high:g}: it divides by the costs and squares them)", pos,
                    hint="rescale the row's units, or leave out an item that costs nothing "
                    "next to the budget", filename=inst.model.filename,
                    source=inst.model.source)

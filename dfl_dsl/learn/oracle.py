@@ -48,7 +48,7 @@ class Batch:
 def training_form(inst) -> LinearForm:
     """The instance's LinearForm, or why the decision-focused losses can't train it: they need
     `predicted` params (only), entering the linear terms of the objective of an LP, a MILP or
-    a convex QP (whose losses `QUADRATIC_LOSSES` names)."""
+    a convex QP (the losses `losses.quadratic_losses()` names)."""
     if not inst.predicted:
         raise DflError(
             "the model has no `predicted` param to learn",
@@ -97,11 +97,8 @@ def _theta_in_constraints(inst, form: LinearForm) -> DflError:
     rows = np.concatenate([rows, form.a_theta[0]]).astype(np.int64)
     thetas = np.concatenate([thetas, form.a_theta[2]]).astype(np.int64)
     first = int(np.argmin(rows))
-    row, k = int(rows[first]), int(thetas[first])
-    if form.kept_rows is not None:
-        row = int(form.kept_rows[row])
-    owner = next((name for name, start, count in form.row_names
-                  if start <= row < start + count), None)
+    block, k = form.block_of(int(rows[first])), int(thetas[first])
+    owner = block[0] if block is not None else None
     param = next((e for e in inst.thetas
                   if e.offset - inst.n_vars <= k < e.offset - inst.n_vars + e.size), None)
     what = f"predicted param `{param.name}`" if param is not None else "a predicted param"
@@ -233,8 +230,7 @@ class Oracle:
             index = torch.as_tensor(np.stack([P.row, P.col]), dtype=torch.int64)
             self._P[device] = torch.sparse_coo_tensor(
                 index, torch.as_tensor(P.data, dtype=torch.float64), P.shape,
-                check_invariants=False).coalesce().to(
-                device)
+                check_invariants=False).coalesce().to(device)
         return self._P[device]
 
     def constant(self, theta: np.ndarray) -> np.ndarray:

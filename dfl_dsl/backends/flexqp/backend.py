@@ -103,7 +103,4 @@ def _labels(inst: Instance, form, dense: DenseForm, rows: np.ndarray) -> list[st
 
 
 def _bound_label(inst: Instance, col: int) -> str:
-    for entity in inst.variables:
-        if entity.offset <= col < entity.offset + entity.size:
-            return f"bounds of {entity.name}{entity.entry_label(col - entity.offset)}"
-    return f"bounds of auxiliary column {col}"
+    return f"bounds of {inst.column_label(col)}"
