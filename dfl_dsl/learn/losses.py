@@ -301,10 +301,8 @@ class DBB(_DFLLoss):
     def forward(self, theta_hat, theta, w_true, z_true, keys=None):
         c_hat = self.oracle.costs(theta_hat)
         c = self.oracle.costs(theta).detach()
-        w = self.decisions(c_hat, keys)
-        if not self.oracle.is_qp:
-            return self._reduce((c * (w - w_true.to(c))).sum(-1))
-        return self._reduce(self.oracle.value(c, w) - self.oracle.value(c, w_true.to(c)))
+        return self._reduce(task_loss(self.decisions(c_hat, keys), w_true, c, "regret",
+                                      self.oracle))
 
 
 # ---------------------------------------------------------------------- NCE
