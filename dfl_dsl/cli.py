@@ -209,12 +209,12 @@ def solve(
     objective: ObjectiveOpt = None,
 ) -> None:
     """Solve MODEL with DATA and print the solution (exit 1 if it has none)."""
+    from .backends import check_time_limit
     from .model import load
     from .outputs import checked_output, refuse_overwriting, write_atomic
     from .solution_files import checked_format, solution_writer
 
-    if time_limit is not None and not time_limit > 0:  # (nan too)
-        raise DflError("--time-limit must be positive")
+    check_time_limit(time_limit, "--time-limit")  # (before any work; solve checks it too)
     checked_output(output, "--output")
     checked_format(output)
     checked_output(write, "--write")

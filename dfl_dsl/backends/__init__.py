@@ -58,12 +58,17 @@ def solve(inst: Instance, backend: str = "auto", *, time_limit: float | None = N
     except DflError as exc:
         raise exc.located(inst.model.filename, None) from None
     check_options(name, options)
-    if time_limit is not None and not time_limit > 0:  # (nan too)
-        # HiGHS took a negative limit as none at all, Pyomo's config raised a ValueError
-        raise DflError(f"the time limit must be positive, got {time_limit}",
-                       hint="give seconds > 0, or None for no limit")
+    check_time_limit(time_limit)
     solve_instance = load_backend(name).solve_instance
     return _finite_or_error(solve_instance(inst, time_limit=time_limit, seed=seed, **options))
+
+
+def check_time_limit(time_limit: float | None, name: str = "the time limit") -> None:
+    """None (no limit) or seconds > 0 for every backend: HiGHS took a negative limit as none
+    at all, Pyomo's config raised a ValueError."""
+    if time_limit is not None and not time_limit > 0:  # (nan too)
+        raise DflError(f"{name} must be positive, got {time_limit}",
+                       hint="give seconds > 0, or no limit at all")
 
 
 def _finite_or_error(sol: Solution) -> Solution:
