@@ -64,6 +64,8 @@ app = _App(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # docstrings wrap at 100 columns in the source; markdown reflows them to the terminal
+    rich_markup_mode="markdown",
 )
 
 
