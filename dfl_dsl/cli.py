@@ -195,7 +195,7 @@ def solve(
         typer.Option("--output", "-o",
                      help="Write the solution here, by suffix: .npz, .csv or .parquet (one "
                      "table per variable and constraint: keys, value, reduced cost, dual), "
-                     "else JSON (missing folders are made)."),
+                     ".json or .txt for JSON (missing folders are made)."),
     ] = None,
     nonzeros: Annotated[
         bool, typer.Option("--nonzeros", help="--json / --output: only nonzero entries "

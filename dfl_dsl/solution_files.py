@@ -23,11 +23,19 @@ from .solution_json import number_texts
 from .solution_tables import Table
 
 TABLE_FORMATS = (".npz", ".csv", ".parquet")
+JSON_SUFFIXES = (".json", ".txt", "")  # the `--json` object: text, whatever the file is named
 
 
 def checked_format(path: Path | None) -> None:
-    """Refuse, before any work, a table format this installation can't write."""
-    if path is not None and path.suffix.lower() == ".parquet":
+    """Refuse, before any work, a suffix naming a format we don't write (a `.xlsx` holding
+    JSON would open nowhere) and a table format this installation can't write."""
+    if path is None:
+        return
+    suffix = path.suffix.lower()
+    if suffix not in TABLE_FORMATS + JSON_SUFFIXES:
+        raise DflError(f"--output {path}: no writer for `{path.suffix}` files",
+                       hint="name it .json (the --json object), .npz, .csv or .parquet")
+    if suffix == ".parquet":
         try:
             import pyarrow  # noqa: F401
         except ImportError:
@@ -38,7 +46,8 @@ def checked_format(path: Path | None) -> None:
 def solution_writer(sol: Solution, path: Path, *, nonzeros: bool = False,
                     text: str | None = None) -> Callable[[BinaryIO], None]:
     """What writes `sol` to `path`, by its suffix: tables for .npz, .csv and .parquet, else
-    the `--json` object (`text`, when it was already made with the same `nonzeros`)."""
+    (.json, .txt, none: `checked_format` refused the rest) the `--json` object (`text`, when
+    it was already made with the same `nonzeros`)."""
     suffix = path.suffix.lower()
     if suffix not in TABLE_FORMATS:
         text = text if text is not None else sol.json_text(nonzeros=nonzeros)

@@ -90,6 +90,14 @@ def test_parquet_without_pyarrow_is_refused_up_front(monkeypatch, tmp_path):
     checked_format(tmp_path / "sol.csv")
 
 
+@pytest.mark.parametrize("name", ["sol.xlsx", "sol.npy", "sol.yaml"])
+def test_a_suffix_naming_a_format_not_written_is_refused(tmp_path, name):
+    with pytest.raises(DflError, match="no writer for") as err:
+        checked_format(tmp_path / name)
+    assert ".npz, .csv or .parquet" in err.value.hint
+    checked_format(tmp_path / "sol")  # no suffix: the JSON object
+
+
 def test_other_suffixes_get_the_json_object(sol):
     assert json.loads(_written(sol, "sol.json")) == sol.to_json()
     assert json.loads(_written(sol, "sol.txt", nonzeros=True)) == json.loads(
