@@ -24,6 +24,7 @@ from .macros import uncached_uses
 from .nonlinear import NL, AtomNode
 from .ordered import OrderedRules
 from .poly import Poly
+from .pushdown import Pushdown
 from .set_functions import SET_FUNCTIONS
 from .sizes import check_count
 from .subscripts import SubscriptRules
@@ -111,9 +112,21 @@ class Evaluator(SubscriptRules, ConditionRules, OrderedRules):
     def index(self, index: ast.SetIndex, frame: Frame) -> Frame:
         try:
             return join(frame, index.items, index.filter, self.set_of, self.mask,
-                        self.match_keys)
+                        self.match_keys, self._pushdown(index))
         except EvalError as exc:  # (a product or ranges over the cap)
             raise DflError(str(exc), index.pos, hint=exc.hint) from None
+
+    def _pushdown(self, index: ast.SetIndex) -> Pushdown | None:
+        """What the filter says about the dummies, for the joins (evaluate/pushdown.py)."""
+        if index.filter is None:
+            return None
+
+        def is_scalar_data(name: str) -> bool:
+            entity = self.ctx.entities.get(name)
+            return entity is not None and entity.kind == "data" and entity.shape == ()
+
+        push = Pushdown(index, self.element_keys, self.set_of, is_scalar_data)
+        return push if push else None
 
     def match_keys(self, part: ast.Expr, frame: Frame) -> np.ndarray | None:
         """A tuple component's keys per frame row when it matches (a param, a literal, an

@@ -174,20 +174,31 @@ MatchEvaluator = Callable[[object, Frame], "np.ndarray | None"]
 
 
 def join(parent: Frame, items, filter_, eval_set: SetEvaluator, eval_mask: MaskEvaluator,
-         eval_match: MatchEvaluator | None = None) -> Frame:
-    """The child frame of `parent` for an index's items and filter."""
+         eval_match: MatchEvaluator | None = None, push=None) -> Frame:
+    """The child frame of `parent` for an index's items and filter. `push` (an
+    `evaluate.pushdown.Pushdown`) tells what the filter says a fresh dummy equals or belongs
+    to: the join then matches instead of crossing every row with the item's set."""
     frame = Frame(parent.n, {}, parent, np.arange(parent.n, dtype=np.int64))
-    for item in items:
+    for at, item in enumerate(items):
         the_set = eval_set(item.set, frame)
         names = item.names or ("",) * _width(the_set)
         names = tuple(name or f"#{id(item)}:{k}" for k, name in enumerate(names))
         fixed = _fixed(frame, item, names, eval_match)
+        pending = frozenset() if not push else frozenset(
+            n for it in items[at:] for n in it.names if n and frame.get(n) is None)
+        pushed = _pushed(frame, names, fixed, push, pending) \
+            if push and isinstance(the_set, SetValue) else {}
+        match = push.member(names[0], frame, pending) if (
+            push and not fixed and not pushed and isinstance(the_set, SetValue)
+            and the_set.dim == 1 and item.names) else None
         if isinstance(the_set, RowRanges):
             frame = _expand_ranges(frame, names[0], the_set, bool(fixed))
         elif isinstance(the_set, RowSets):
             frame = _expand_sets(frame, names, the_set, fixed)
-        elif fixed:
-            frame = _join_pattern(frame, names, fixed, the_set)
+        elif fixed or pushed:
+            frame = _join_pattern(frame, names, fixed, the_set, pushed)
+        elif match is not None:
+            frame = _semi_join(frame, names[0], the_set, match)
         else:
             frame = _cross(frame, names, the_set)
     if filter_ is not None:
@@ -210,6 +221,18 @@ def _fixed(frame: Frame, item, names, eval_match: MatchEvaluator | None) -> dict
             if keys is not None:
                 fixed[k] = keys
     return fixed
+
+
+def _pushed(frame: Frame, names, fixed: dict[int, np.ndarray], push,
+            pending: frozenset) -> dict[int, np.ndarray]:
+    """The keys the filter's equalities fix for this item's free components."""
+    pushed = {}
+    for k, name in enumerate(names):
+        if k not in fixed and name not in names[:k]:
+            keys = push.equal(name, frame, pending)
+            if keys is not None:
+                pushed[k] = keys
+    return pushed
 
 
 def _width(the_set) -> int:
@@ -295,12 +318,35 @@ def _expand_ranges(frame: Frame, name: str, ranges: RowRanges, bound: bool) -> F
     return _extend(frame, rows, {name: Column(lo[rows] + offsets)})
 
 
-def _join_pattern(frame: Frame, names, fixed: dict[int, np.ndarray], the_set: SetValue) -> Frame:
-    """Rows of `the_set` whose fixed components equal the frame row's keys (its dummies, or
-    the matched values): a sort-merge join."""
+def _semi_join(frame: Frame, name: str, the_set: SetValue, match) -> Frame:
+    """`name in the_set` with a filter `(.., name, ..) in match.the_set`: each row's
+    candidates read off the member set's rows that match its other components, kept where
+    they are in `the_set`, in `the_set`'s order (the rows a filtered cross join keeps)."""
+    rows, pos = _matches(frame, match.the_set, match.fixed)
+    member_keys = match.the_set.keys[pos]
+    keys = member_keys[:, match.at[0]]
+    same = np.ones(len(rows), dtype=bool)
+    for k in match.at[1:]:  # `(v, v) in ARCS`: the self-loops
+        same &= member_keys[:, k] == keys
+    at = np.where(same, the_set.position(keys), -1)
+    keep = np.flatnonzero(at >= 0)
+    order = keep[np.lexsort((at[keep], rows[keep]))]
+    binding = next(_bindings)
+    return _extend(frame, rows[order], {name: Column(None, the_set, at[order], 0, binding)})
+
+
+def _matches(frame: Frame, the_set: SetValue, fixed: dict[int, np.ndarray],
+             candidates: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(frame row, set row) of each row of `the_set` (of `candidates`, if given) whose
+    `fixed` components equal the frame row's keys: a sort-merge join, grouped by frame row."""
+    if candidates is None:
+        candidates = np.arange(the_set.n, dtype=np.int64)
     bound = sorted(fixed)
+    if not bound:  # nothing to match: every candidate for every frame row
+        check_count(frame.n * len(candidates), "this index")
+        return (np.repeat(np.arange(frame.n, dtype=np.int64), len(candidates)),
+                np.tile(candidates, frame.n))
     row_keys = np.stack([fixed[k] for k in bound], axis=1)
-    candidates = _alike(names, the_set.keys)
     set_codes, row_codes = combine_columns(the_set.keys[candidates][:, bound], row_keys)
     order = candidates[np.argsort(set_codes, kind="stable")]
     ordered = np.sort(set_codes, kind="stable")
@@ -309,5 +355,13 @@ def _join_pattern(frame: Frame, names, fixed: dict[int, np.ndarray], the_set: Se
     counts = last - first
     rows = np.repeat(np.arange(frame.n, dtype=np.int64), counts)
     offsets = np.arange(len(rows), dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
-    pos = order[first[rows] + offsets]
-    return _extend(frame, rows, _columns(the_set, names, pos, skip=bound))
+    return rows, order[first[rows] + offsets]
+
+
+def _join_pattern(frame: Frame, names, fixed: dict[int, np.ndarray], the_set: SetValue,
+                  pushed: dict[int, np.ndarray] | None = None) -> Frame:
+    """Rows of `the_set` whose fixed components equal the frame row's keys (its dummies, or
+    the matched values): a sort-merge join. `pushed` components match too, but bind their
+    dummy (a column of the set's rows, as a free component has)."""
+    rows, pos = _matches(frame, the_set, fixed | (pushed or {}), _alike(names, the_set.keys))
+    return _extend(frame, rows, _columns(the_set, names, pos, skip=sorted(fixed)))
