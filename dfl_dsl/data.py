@@ -273,14 +273,15 @@ def _keyed(source: DataSource, name: str, raw: Mapping, comp: SetValue, width: i
     if width == 1:
         labels: list = list(raw)
         items = list(raw.values())
-        columns = [list(_json_keys(labels, comp))]
+        coerced = [_json_keys(labels, comp)]
     else:
         labels, items = [], []
         _tuple_levels(source, name, raw, width, path, [], labels, items)
     try:
         if width > 1:
-            columns = [list(_json_keys([lab[j] for lab in labels], _column(comp, j)))
+            coerced = [_json_keys([lab[j] for lab in labels], _column(comp, j))
                        for j in range(width)]
+        columns = [col for col, _ in coerced]
         keys = np.stack([keys_of(col) if col else np.zeros(0, dtype=np.int64)
                          for col in columns], axis=1)
     except ValueError as exc:
@@ -293,7 +294,22 @@ def _keyed(source: DataSource, name: str, raw: Mapping, comp: SetValue, width: i
             f"param `{name}`{_fmt_path(path)}: unknown element {shown}"
             f" (not in {comp.name or 'its index set'})", name,
             at=label if width == 1 else label[0])
+    if any(read for _, read in coerced) and len(np.unique(where)) < len(where):
+        _same_element(source, name, path, labels, where)
     return labels, items, where
+
+
+def _same_element(source: DataSource, name: str, path: list, labels: list,
+                  where: np.ndarray) -> None:
+    """Two keys of one object read as the same element (`"5"` and `5` in a .dat table, `"5"`
+    and `"05"` in JSON, both meaning the set's 5): one entry would overwrite the other."""
+    order = np.argsort(where, kind="stable")
+    twin = np.flatnonzero(np.diff(where[order]) == 0)[0]
+    first, second = labels[int(order[twin])], labels[int(order[twin + 1])]
+    raise source.error(
+        f"param `{name}`{_fmt_path(path)}: keys {json.dumps(first)} and {json.dumps(second)} "
+        "name the same element", name, at=second,
+        hint="give each entry once")
 
 
 def _tuple_levels(source, name, raw, width, path, prefix, labels, items) -> None:
@@ -337,20 +353,21 @@ def _walk_sparse(source, name, raw, table: SetValue, arity, out_pos, out_val, el
 _DIGITS_LINE = re.compile(r"^\s*-?\d+\s*$", re.MULTILINE)
 
 
-def _json_keys(keys, comp: SetValue) -> list:
-    """JSON object keys are strings; map "3" to 3 when the set holds integers. (One regex
-    search over all the keys first: most hold no number, and a .dat row has thousands.)"""
+def _json_keys(keys, comp: SetValue) -> tuple[list, bool]:
+    """JSON object keys are strings; map "3" to 3 when the set holds integers (and say whether
+    any text was read so: two keys may then name one element). One regex search over all the
+    keys first: most hold no number, and a .dat row has thousands."""
     keys = list(keys)
     texts = [key for key in keys if type(key) is str]
     if not texts or not _DIGITS_LINE.search("\n".join(texts)):
-        return keys
+        return keys, False
     integer = comp.integer
     return [
         int(key) if isinstance(key, str) and re.fullmatch(r"-?\d+", key.strip()) and (
             integer or comp.position(np.array([key_of(key)]))[0] < 0  # not the text "3" itself
         ) else key
         for key in keys
-    ]
+    ], True
 
 
 def _entry_values(source: DataSource, name: str, raw: list, elem: bool,

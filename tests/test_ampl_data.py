@@ -193,3 +193,18 @@ def test_a_member_outside_its_superset_is_located(tmp_path):
     with pytest.raises(DataError, match=r"element \('c', 'd'\) is not within") as info:
         dfl.load(path).bind()
     assert (info.value.pos.line, info.value.pos.column) == (8, 5)
+
+
+@pytest.mark.parametrize("rows", [
+    "2 0.5 0.6\n5 0.9 0.4\n'5' 0.1 0.2",         # a quoted row label beside the plain one
+    "5 0.9 0.4\n6 2.1 -0.'5' 0.1 0.2",           # a stray quote read as the next row's label
+])
+def test_a_table_row_given_as_5_and_as_quoted_5_is_refused(tmp_path, rows):
+    """`'5'` reads as the set's 5 (as a JSON key "5" does): beside a row 5 it gives the same
+    entries twice, and one would silently replace the other."""
+    model = dfl.parse("set OBS; set F; param X{OBS, F}; var b{F};\n"
+                      "minimize o: sum{f in F} b[f]^2;", "m.mod")
+    (tmp_path / "d.dat").write_text(
+        f"set OBS := 2 5 6 ;\nset F := f1 f2 ;\nparam X: f1 f2 :=\n{rows} ;\n")
+    with pytest.raises(DataError, match='keys 5 and "5" name the same element'):
+        model.bind(tmp_path / "d.dat")

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 import dfl_dsl as dfl
 from dfl_dsl.cli import app
 from dfl_dsl.data import load_data
-from dfl_dsl.errors import DataError
+from dfl_dsl.errors import DataError, DflError
 
 TRANSPORT = """
 set ORIG; set DEST;
@@ -370,3 +370,17 @@ def test_entries_given_one_by_one_keep_their_values_and_labels():
         dfl.parse("param n : int; param c[2, n];").bind({"n": 3, "c": [[1, 2, 3], [4, 5, "x"]]})
     with pytest.raises(DataError, match=r"param `g`\[3\]: .*can't be a set element"):
         dfl.parse('set G; param g{i in 1..3: i != 2} in G;').bind({"G": ["p"], "g": ["p", None]})
+
+
+@pytest.mark.parametrize("text, first, second", [
+    ('{"S": [1, 2], "p": {"1": 1.0, "01": 2.0, "2": 3.0}}', '"1"', '"01"'),
+    ('{"S": [1, 2], "p": {"2": 1.0, " 2": 2.0, "1": 3.0}}', '"2"', '" 2"'),
+])
+def test_two_keys_naming_one_element_are_refused(tmp_path, text, first, second):
+    """JSON keys are text read as the set's integers: "1" and "01" would both be 1, and one
+    entry would silently overwrite the other."""
+    path = tmp_path / "d.json"
+    path.write_text(text)
+    model = dfl.parse("set S; param p{S}; var x{S} >= 0; minimize o: sum{s in S} p[s] * x[s];")
+    with pytest.raises(DflError, match=f"keys {first} and {second} name the same element"):
+        model.bind(str(path))
