@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import DataError
+from ..param_checks import first_breach
 from .metrics import true_objective
 from .oracle import Oracle
 
@@ -51,6 +52,8 @@ class DFLData:
         if not np.all(np.isfinite(theta)):
             raise DataError("the training file's predicted params hold NaN or inf",
                             filename=source)
+        for entity, part in zip(inst.predicted, parts, strict=True):
+            _check_declared(inst, entity, part, source)
         return cls(features, theta)
 
     @classmethod
@@ -125,6 +128,8 @@ class ScenarioData:
                             filename=source)
         draws = np.concatenate(parts, axis=2)
         _within_float32(draws, "the uncertain params' draws", "the generative model", source)
+        for entity, part in zip(inst.uncertain, parts, strict=True):
+            _check_declared(inst, entity, part.reshape(-1, entity.size), source, part.shape[1])
         return cls(features, draws)
 
     @classmethod
@@ -146,6 +151,25 @@ def _features(arrays, source: str) -> np.ndarray:
                         filename=source)
     _within_float32(features, "`features`", "the predictor", source)
     return features
+
+
+def _check_declared(inst, entity, rows: np.ndarray, source: str, draws: int = 1) -> None:
+    """A param's training values (one row per sample, or per draw) against its declared checks
+    (`>= 0`, `int`, `psd`, ...), as bind checks its data: a breach is refused at the check in
+    the model, naming the file, the array, the sample and the entry (the values are the truth a
+    predictor learns, so one the model rules out would train it towards impossible costs)."""
+    breach = first_breach(inst.evaluator, entity.decl, entity, rows)
+    if breach is None:
+        return
+    sample, draw = divmod(breach.row, draws)
+    entry = "" if breach.entry is None else entity.entry_label(breach.entry)
+    of = f", draw {draw + 1}" if draws > 1 else ""
+    subject = (f"`{entity.name}`{entry} in sample {sample + 1}{of} of {source}'s array "
+               f"`{entity.name}` (row {sample})")
+    hint = breach.hint or (f"the model declares this check on `{entity.name}` (line "
+                           f"{breach.pos.line}); fix the training data, or the check")
+    raise DataError(breach.said(subject), breach.pos, hint=hint, filename=inst.model.filename,
+                    source=inst.model.source)
 
 
 FLOAT32_MAX = float(np.finfo(np.float32).max)

@@ -300,3 +300,21 @@ def test_train_with_a_seed_out_of_range_exits_2_before_any_work(files, seed):
                                  str(files["train"]), "--epochs", "1", "--seed", seed])
     assert result.exit_code == 2, result.output
     assert "--seed must be a whole number from 0 to 2**32 - 1" in _stderr(result)
+
+
+def test_training_values_that_break_a_declared_check_exit_2(tmp_path):
+    model = tmp_path / "m.opt"
+    model.write_text("set E;\nparam c{E} : predicted >= 0;\nvar x{E} in [0, 1];\n"
+                     "minimize f: sum{e in E} c[e] * x[e];\ns.t. one: sum{e in E} x[e] == 1;\n")
+    data = tmp_path / "d.json"
+    data.write_text('{"E": ["a", "b", "c"]}')
+    c = np.ones((6, 3))
+    c[4, 0] = -1.5
+    train = tmp_path / "t.npz"
+    np.savez(train, features=np.ones((6, 2)), c=c)
+    result = runner.invoke(app, ["train", str(model), "--data", str(data), "--train", str(train),
+                                 "--epochs", "1"])
+    assert result.exit_code == 2, result.output
+    assert f"m.opt:2:24: error: `c`[a] in sample 5 of {train}'s array `c` (row 4): value " \
+           "-1.5 breaks `>= 0`" in _stderr(result)
+    assert "Traceback" not in result.output
