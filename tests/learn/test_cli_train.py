@@ -318,3 +318,22 @@ def test_training_values_that_break_a_declared_check_exit_2(tmp_path):
     assert f"m.opt:2:24: error: `c`[a] in sample 5 of {train}'s array `c` (row 4): value " \
            "-1.5 breaks `>= 0`" in _stderr(result)
     assert "Traceback" not in result.output
+
+
+def test_zero_optima_report_the_mean_regret_with_one_warning(tmp_path):
+    """Costs >= 0 over x in [0, 1]: every z* is 0; the regret per epoch and at the end is the
+    mean regret (not 10⁷ × it), and stderr says so once."""
+    model = tmp_path / "z.opt"
+    model.write_text("set I; param c{I} : predicted;\nvar x{I} in [0, 1];\n"
+                     "minimize f: sum{i in I} c[i] * x[i];\n")
+    data = tmp_path / "z.json"
+    data.write_text('{"I": [1, 2, 3]}')
+    rng = np.random.default_rng(0)
+    train = tmp_path / "t.npz"
+    np.savez(train, features=rng.normal(size=(20, 3)), c=rng.uniform(0, 1, (20, 3)))
+    result = runner.invoke(app, ["train", str(model), "--data", str(data), "--train", str(train),
+                                 "--test", str(train), "--epochs", "3", "--json"])
+    assert result.exit_code == 0, result.output
+    assert _stderr(result).count("every true optimal objective z* is 0") == 1
+    payload = _json(result)
+    assert 0 <= payload["regret"] <= 3  # at most the sum of one sample's costs
