@@ -3,12 +3,13 @@ with the true optimal decisions and objectives the losses need, computed once by
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from ..errors import DataError
+from ..errors import DataError, DataWarning
 from ..param_checks import first_breach
 from .metrics import true_objective
 from .oracle import Oracle
@@ -54,6 +55,7 @@ class DFLData:
                             filename=source)
         for entity, part in zip(inst.predicted, parts, strict=True):
             _check_declared(inst, entity, part, source)
+        _warn_unread(inst, arrays, inst.predicted, source)
         return cls(features, theta)
 
     @classmethod
@@ -130,6 +132,7 @@ class ScenarioData:
         _within_float32(draws, "the uncertain params' draws", "the generative model", source)
         for entity, part in zip(inst.uncertain, parts, strict=True):
             _check_declared(inst, entity, part.reshape(-1, entity.size), source, part.shape[1])
+        _warn_unread(inst, arrays, inst.uncertain, source)
         return cls(features, draws)
 
     @classmethod
@@ -170,6 +173,30 @@ def _check_declared(inst, entity, rows: np.ndarray, source: str, draws: int = 1)
                            f"{breach.pos.line}); fix the training data, or the check")
     raise DataError(breach.said(subject), breach.pos, hint=hint, filename=inst.model.filename,
                     source=inst.model.source)
+
+
+def _warn_unread(inst, arrays, read, source: str) -> None:
+    """One `DataWarning` naming the arrays of a training file that training doesn't read (it
+    reads `features` and the arrays of `read`): not an error, as for a data file's unknown keys
+    (one file may serve several models), but never silent — an array named after one of the
+    model's data params reads as if it gave that param per sample, and it doesn't."""
+    wanted = {"features", *(e.name for e in read)}
+    unread = sorted(k for k in arrays if k not in wanted)
+    if not unread:
+        return
+    model = inst.model
+    declared = [k for k in unread if k in model.symbols]
+    names = ", ".join(f"`{k}`" for k in unread)
+    hint = None
+    if declared:
+        hint = (", ".join(f"`{k}`" for k in declared) + f" in {model.filename} take"
+                + "s" * (len(declared) == 1) + " the instance data's value (--data), the same "
+                "for every sample")
+    text = DataError(f"{'this array is' if len(unread) == 1 else 'these arrays are'} not read: "
+                     f"{names} (training reads `features` and "
+                     + ", ".join(f"`{e.name}`" for e in read) + ")",
+                     filename=source, hint=hint).format("warning")
+    warnings.warn(DataWarning(text), stacklevel=3)
 
 
 FLOAT32_MAX = float(np.finfo(np.float32).max)

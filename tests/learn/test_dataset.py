@@ -242,3 +242,26 @@ def test_scenario_draws_that_break_a_declared_check_name_the_draw():
         ScenarioData.from_arrays(inst, {"features": np.ones((3, 2)), "ret": draws}, "t.npz")
     assert len(ScenarioData.from_arrays(inst, {"features": np.ones((3, 2)),
                                                "ret": np.abs(draws)})) == 3
+
+
+def test_arrays_training_does_not_read_are_named_in_one_warning():
+    """A per-sample `cap` in the training file read as if it varied by sample, and was
+    silently ignored: the instance data's `cap` is used. Not an error (a file may serve
+    several models, as a data file's unknown keys), but said."""
+    import warnings
+
+    from dfl_dsl.errors import DataWarning
+
+    inst = bind(CHECKED, {"E": ["a", "b"], "cap": [5, 2]}, name="m.opt")
+    arrays = {"features": np.ones((4, 3)), "c": np.ones((4, 2)), "cap": np.ones((4, 2)),
+              "notes": np.zeros(1)}
+    with pytest.warns(DataWarning) as caught:
+        DFLData.from_arrays(inst, arrays, "train.npz")
+    assert len(caught) == 1
+    text = str(caught[0].message)
+    assert text.startswith("train.npz: warning: these arrays are not read: `cap`, `notes` "
+                           "(training reads `features` and `c`)")
+    assert "hint: `cap` in m.opt takes the instance data's value (--data)" in text
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # exactly what training reads: nothing to say
+        DFLData.from_arrays(inst, {"features": np.ones((4, 3)), "c": np.ones((4, 2))})
