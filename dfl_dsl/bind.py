@@ -244,7 +244,7 @@ class _Binder(SetBinding):
             elif attr.kind == "init":  # AMPL's `:= e`: a start point for the backends
                 v = self.evaluator.number(attr.operands[0], domain.frame)
                 entity.extra["start"] = per_entry(v, domain, attr.operands[0], False,
-                                                        "the initial value", "the variable")
+                                                  "the initial value", "the variable")
         entity.lower, entity.upper, entity.integer = lower, upper, integer
         if stmt.domain == "stiefel" and not domain.shape[0] >= domain.shape[1] >= 1:
             raise DflError(  # (r = 0: no column to optimize, and the backends need one)
