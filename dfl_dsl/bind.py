@@ -13,16 +13,15 @@ import numpy as np
 
 from . import ast
 from .ampl_data import model_schema
-from .bind_sets import SetBinding, text_or_number
+from .bind_sets import SetBinding
 from .bound import BoundInstance
 from .data import NO_DATA, DataSource, load_data, to_entries
 from .errors import DataError, DataWarning, DflError, did_you_mean
-from .evaluate.elements import SetValue, element_of
 from .evaluate.entities import Domain, Entity
 from .evaluate.evaluator import Context, Evaluator
 from .evaluate.frame import Frame
-from .evaluate.values import Val, flat_data
 from .instance import CheckedModel, Instance
+from .param_checks import Breach, elementwise_breach, first_breach, per_entry
 
 
 def bind(model: CheckedModel, data: Any, *, data_name: str | None = None) -> BoundInstance:
@@ -136,7 +135,7 @@ class _Binder(SetBinding):
                     stmt.name,
                 )
             computed = self.evaluator.value(stmt.value, domain.frame)
-            entity.data = self._per_entry(computed, domain, stmt.value, entity.elem)
+            entity.data = per_entry(computed, domain, stmt.value, entity.elem)
             entity.missing = np.zeros(domain.n, dtype=bool)
             model_made = np.ones(domain.n, dtype=bool)
         elif raw is not None:
@@ -153,32 +152,13 @@ class _Binder(SetBinding):
         if stmt.default is not None and entity.missing.any():
             model_made = entity.missing.copy()
             fill = self.evaluator.value(stmt.default, domain.frame)
-            values = self._per_entry(fill, domain, stmt.default, entity.elem)
+            values = per_entry(fill, domain, stmt.default, entity.elem)
             entity.data = np.where(entity.missing, values, entity.data)
             entity.missing = np.zeros(domain.n, dtype=bool)
         if not entity.missing.any():
             entity.missing = None  # every entry has a value: lookups skip the check
         self.ctx.entities[stmt.name] = entity
         self._check_values(stmt, entity, model_made=model_made)
-
-    def _per_entry(self, v: Val, domain: Domain, node: ast.Expr, elem: bool,
-                   what: str = "the value", owner: str = "the param") -> np.ndarray:
-        if v.symbolic:
-            raise DflError("this must be computed from data only", node.pos)
-        if v.framed:
-            data = flat_data(v, True, v.shape, domain.n)
-            if v.shape != ():
-                raise DflError("each entry must be one number", node.pos)
-            return data.astype(np.int64 if elem else float)
-        data = np.asarray(v.payload)
-        want = domain.shape if domain.arity else ()
-        if data.shape != () and data.shape != tuple(want):
-            raise DflError(
-                f"{what} has shape {list(data.shape)}, {owner} is declared {list(want)}",
-                node.pos,
-            )
-        # one pass: a fresh array of the entries (the caller's data is never shared)
-        return np.array(np.broadcast_to(data, want), dtype=np.int64 if elem else float).ravel()
 
     def _theta(self, stmt: ast.ParamDecl, domain: Domain, shape_style: bool) -> None:
         entity = Entity(stmt.name, "theta", stmt, domain, shape_style=shape_style)
@@ -235,9 +215,11 @@ class _Binder(SetBinding):
         bad = ~np.isfinite(rows)
         if bad.any():
             kind = "uncertain" if stmt.is_uncertain else "predicted"
-            self._fail(stmt.name, entity, rows, bad, f"isn't finite (a {kind} param's values "
-                       "must be)", hint="`inf` in the data can only leave a bound open; a "
-                       f"{kind} param enters the problem as a symbol, which may be a coefficient")
+            hint = ("`inf` in the data can only leave a bound open; a "
+                    f"{kind} param enters the problem as a symbol, which may be a coefficient")
+            breach = elementwise_breach(rows, bad, f"isn't finite (a {kind} param's values "
+                                        "must be)", stmt.pos, hint=hint)
+            self._fail(stmt.name, entity, len(rows), breach)
 
     def _VarDecl(self, stmt: ast.VarDecl) -> None:
         domain = self.evaluator.domain(stmt.index)
@@ -261,8 +243,8 @@ class _Binder(SetBinding):
                 upper = np.minimum(upper, self._bound(attr.operands[0], domain))
             elif attr.kind == "init":  # AMPL's `:= e`: a start point for the backends
                 v = self.evaluator.number(attr.operands[0], domain.frame)
-                entity.extra["start"] = self._per_entry(v, domain, attr.operands[0], False,
-                                                        "the initial value", "the variable")
+                entity.extra["start"] = per_entry(v, domain, attr.operands[0], False,
+                                                  "the initial value", "the variable")
         entity.lower, entity.upper, entity.integer = lower, upper, integer
         if stmt.domain == "stiefel" and not domain.shape[0] >= domain.shape[1] >= 1:
             raise DflError(  # (r = 0: no column to optimize, and the backends need one)
@@ -293,7 +275,7 @@ class _Binder(SetBinding):
 
     def _bound(self, node: ast.Expr, domain: Domain) -> np.ndarray:
         v = self.evaluator.number(node, domain.frame)
-        return self._per_entry(v, domain, node, False, "the bound", "the variable")
+        return per_entry(v, domain, node, False, "the bound", "the variable")
 
     def _ExprDecl(self, stmt: ast.ExprDecl) -> None:
         domain = self.evaluator.domain(stmt.index)
@@ -328,121 +310,24 @@ class _Binder(SetBinding):
         """A failed check is reported in the data file, or in the model where the value is the
         model's own: computed (`=`) or filled in by the `default` (`model_made` entries)."""
         data = entity.data if values is None else values
-        name = stmt.name
-        domain = entity.domain
-        rows = data.reshape(-1, domain.n) if data.ndim == 2 else data.reshape(1, -1)
+        rows = data.reshape(-1, entity.domain.n) if data.ndim == 2 else data.reshape(1, -1)
         # entries the data leaves out (and no default fills) have no value to check
         given = ~entity.missing if values is None and entity.missing is not None else True
-        if "int" in stmt.kinds:
-            bad = ~np.isclose(rows, np.round(rows)) & np.isfinite(rows) & given
-            if bad.any():
-                self._fail(name, entity, rows, bad, "isn't an integer (declared `int`)",
-                           model_made=model_made)
-        for word in {"binary", "logical"} & set(stmt.kinds):
-            bad = (rows != 0) & (rows != 1) & given
-            if bad.any():
-                self._fail(name, entity, rows, bad, f"isn't 0 or 1 (declared `{word}`)",
-                           model_made=model_made)
-        for check in stmt.checks:
-            if check.op == "in":
-                the_set = self.evaluator.set_of(check.operand, domain.frame)
-                if not isinstance(the_set, SetValue):
-                    raise DflError("`in` needs a fixed set", check.operand.pos)
-                bad = (the_set.position(rows.ravel()).reshape(rows.shape) < 0) & given
-                if bad.any():
-                    where = (f"`{check.operand.id}`" if isinstance(check.operand, ast.Name)
-                             else "the set")
-                    value = element_of(int(rows[tuple(v[0] for v in np.nonzero(bad))]))
-                    self._fail(name, entity, rows, bad, f"is not in {where}", elem=True,
-                               model_made=model_made, hint=text_or_number((value,), [the_set]))
-                continue
-            if check.op in ("psd", "symmetric"):
-                whole = model_made is not None and bool(model_made.all())
-                self._check_matrix(stmt, entity, rows, check.op, _made_by(stmt) if whole else None)
-                continue
-            if entity.elem:  # `param t in NODES, <> s;`: elements compare as keys
-                bound = self.evaluator.value(check.operand, domain.frame)
-            else:
-                bound = self.evaluator.number(check.operand, domain.frame)
-            limit = self._per_entry(bound, domain, check.operand, entity.elem,
-                                    "the check's bound")
-            test = {">=": np.less, "<=": np.greater, ">": np.less_equal, "<": np.greater_equal,
-                    "!=": np.equal}
-            bad = test[check.op](rows, limit) & given
-            if bad.any():
-                self._fail(name, entity, rows, bad, f"breaks `{check.op} {{limit}}`", limit,
-                           elem=entity.elem, model_made=model_made)
+        breach = first_breach(self.evaluator, stmt, entity, rows, given)
+        if breach is not None:
+            self._fail(stmt.name, entity, len(rows), breach, model_made)
 
-    def _fail(self, name, entity, rows, bad, what, limit=None, elem=False,
-              model_made=None, hint=None) -> None:
-        scenario, entry = (int(v[0]) for v in np.nonzero(bad))
-        value = rows[scenario, entry]
-        shown = repr(element_of(int(value))) if elem else f"{value:g}"
-        if limit is not None:  # the bound this entry breaks (bounds may differ per entry)
-            bound = np.broadcast_to(limit, rows.shape[1:])[entry]
-            what = what.replace("{limit}", repr(element_of(int(bound))) if elem else f"{bound:g}")
-        where = entity.entry_label(entry)
-        if rows.shape[0] > 1:
-            where += f" in scenario {scenario}"
-        count = int(bad.sum())
-        more = f" ({count - 1} more entries too)" if count > 1 else ""
-        message = f"param `{name}`{where}: value {shown} {what}{more}"
-        if model_made is not None and model_made[entry]:
-            raise DflError(message, _made_by(entity.decl).pos, hint=hint)
-        raise self.source.error(message, name, hint=hint)
-
-    def _check_matrix(self, stmt, entity, rows, op, made_by: ast.Expr | None) -> None:
-        shape = entity.shape
-        if len(shape) != 2 or shape[0] != shape[1]:
-            raise DflError(
-                f"`{op}` needs a square matrix, `{stmt.name}` is {list(shape)}", stmt.pos
-            )
-        for matrix in rows:
-            m = matrix.reshape(shape)
-            if op == "psd" and not np.isfinite(m).all():  # (no eigenvalues to speak of)
-                i, j = np.unravel_index(int(np.argmin(np.isfinite(m))), shape)
-                self._matrix_error(stmt, f"param `{stmt.name}` is declared `psd` but "
-                                   f"[{i}, {j}] = {m[i, j]:g}", made_by)
-            # the tests run on m / scale (entries within ±1): near 1e308, m + m.T and the
-            # eigenvalues of m itself overflow, and LAPACK fails on the infinities
-            scale = max(1.0, float(np.abs(m).max(initial=0.0)))
-            asym = np.abs(m / scale - m.T / scale)
-            if asym.max(initial=0.0) > 1e-8:
-                i, j = np.unravel_index(int(np.argmax(asym)), shape)
-                self._matrix_error(
-                    stmt, f"param `{stmt.name}` is not symmetric: [{i}, {j}] = {m[i, j]:g} but "
-                    f"[{j}, {i}] = {m[j, i]:g}", made_by)
-            if op == "psd":
-                self._check_psd(stmt, 0.5 * (m / scale + m.T / scale), scale, made_by)
-
-    def _check_psd(self, stmt, sym: np.ndarray, scale: float, made_by) -> None:
-        """`sym` is the matrix divided by `scale`; round-off within 1e-8 of it is allowed."""
-        if _within_psd(sym, 1e-8):
-            return
-        lowest = float(np.linalg.eigvalsh(sym)[0])
-        if lowest < -1e-8:
-            self._matrix_error(
-                stmt, f"param `{stmt.name}` is not positive semidefinite: its smallest "
-                f"eigenvalue is {lowest * scale:.4g}", made_by)
-
-    def _matrix_error(self, stmt, message: str, made_by: ast.Expr | None):
-        if made_by is not None:
-            raise DflError(message, made_by.pos)
-        raise self.source.error(message, stmt.name)
+    def _fail(self, name, entity, n_rows: int, breach: Breach, model_made=None) -> None:
+        where = "" if breach.entry is None else entity.entry_label(breach.entry)
+        if n_rows > 1:
+            where += f" in scenario {breach.row}"
+        message = breach.said(f"param `{name}`{where}")
+        if model_made is not None and (model_made.all() if breach.entry is None
+                                       else model_made[breach.entry]):
+            raise DflError(message, _made_by(entity.decl).pos, hint=breach.hint)
+        raise self.source.error(message, name, hint=breach.hint)
 
 
 def _made_by(stmt: ast.ParamDecl) -> ast.Expr:
     """The expression a param's model-made values come from: its formula, else its default."""
     return stmt.value if stmt.value is not None else stmt.default
-
-
-def _within_psd(sym: np.ndarray, slack: float) -> bool:
-    """λ_min(sym) > -slack, by a Cholesky of sym + slack·I: several times faster than the
-    eigenvalues, which are computed only to explain a failure."""
-    if not len(sym):
-        return True
-    try:
-        np.linalg.cholesky(sym + slack * np.eye(len(sym)))
-    except np.linalg.LinAlgError:
-        return False
-    return True

@@ -10,6 +10,42 @@ from .instance import Instance
 
 def stack_params(inst: Instance, args: tuple, kwargs: dict) -> torch.Tensor:
     """One positional tensor (a single predicted param) or keyword tensors by name -> (B, k)."""
+    given = _by_name(inst, args, kwargs)
+    parts = []
+    for entity in inst.predicted:
+        value = torch.as_tensor(given[entity.name])
+        shape = tuple(entity.shape)
+        batched = _batched(entity, value)
+        # one sample in the param's shape or flattened: any other arrangement of its entries
+        # would be read scrambled, and other sizes failed inside torch's reshape
+        if tuple(value.shape[1:] if batched else value.shape) not in (shape, (entity.size,)):
+            dims = ", ".join(map(str, shape))
+            raise ValueError(f"predicted param `{entity.name}` takes [B{', ' if dims else ''}"
+                             f"{dims}] (a batch) or [{dims}] (one sample), got "
+                             f"{list(value.shape)}")
+        parts.append(value.reshape(value.shape[0] if batched else 1, entity.size))
+    if len({part.shape[0] for part in parts}) > 1:
+        sizes = {e.name: part.shape[0] for e, part in zip(inst.predicted, parts, strict=True)}
+        raise ValueError(f"the predicted params come in batches of different sizes: {sizes}")
+    return torch.cat(parts, dim=1)
+
+
+def as_given(inst: Instance, args: tuple, kwargs: dict, out: torch.Tensor) -> torch.Tensor:
+    """A layer's decisions (B, n) for the params `stack_params` read: [n] when they came as one
+    sample without a batch axis, as a torch layer answers an unbatched input."""
+    given = _by_name(inst, args, kwargs)
+    if any(_batched(e, torch.as_tensor(given[e.name])) for e in inst.predicted):
+        return out
+    return out[0]
+
+
+def _batched(entity, value: torch.Tensor) -> bool:
+    """Whether `value` has a batch axis before the param's own."""
+    return value.dim() > len(entity.shape)
+
+
+def _by_name(inst: Instance, args: tuple, kwargs: dict) -> dict:
+    """The predicted params' values by name, given positionally (a single one) or by name."""
     predicted = inst.predicted
     if args and kwargs:
         raise TypeError("pass the predicted params either positionally or by name, not both")
@@ -23,20 +59,4 @@ def stack_params(inst: Instance, args: tuple, kwargs: dict) -> torch.Tensor:
     if missing or unknown:
         raise TypeError(f"missing predicted params {missing}" if missing else
                         f"unknown params {unknown}")
-    parts = []
-    for entity in predicted:
-        value = torch.as_tensor(kwargs[entity.name])
-        shape = tuple(entity.shape)
-        batched = value.dim() > len(shape)
-        # one sample in the param's shape or flattened: any other arrangement of its entries
-        # would be read scrambled, and other sizes failed inside torch's reshape
-        if tuple(value.shape[1:] if batched else value.shape) not in (shape, (entity.size,)):
-            dims = ", ".join(map(str, shape))
-            raise ValueError(f"predicted param `{entity.name}` takes [B{', ' if dims else ''}"
-                             f"{dims}] (a batch) or [{dims}] (one sample), got "
-                             f"{list(value.shape)}")
-        parts.append(value.reshape(value.shape[0] if batched else 1, entity.size))
-    if len({part.shape[0] for part in parts}) > 1:
-        sizes = {e.name: part.shape[0] for e, part in zip(predicted, parts, strict=True)}
-        raise ValueError(f"the predicted params come in batches of different sizes: {sizes}")
-    return torch.cat(parts, dim=1)
+    return kwargs

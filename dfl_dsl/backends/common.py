@@ -44,14 +44,15 @@ def to_solution(inst: Instance, form: LinearForm, raw: RawResult, backend: str,
     x = raw.x[: form.n_model] if raw.x is not None else None
     duals = None
     if raw.row_duals is not None:
-        row_duals = RowsToBounds.invert(raw.row_duals, form)
+        row_duals = RowsToBounds.invert(raw.row_duals, form, raw.col_duals)
         blocks = [form.sign * row_duals[start : start + count] + 0.0  # no -0.0
                   for _, start, count in form.row_names]
         duals = form.model_duals(blocks)
     solution = Solution(raw.status, objective, x, backend, elapsed, inst, raw.gap, duals,
                         raw.message)
     if raw.col_duals is not None:
-        solution.reduced_costs = form.sign * raw.col_duals[: form.n_model] + 0.0
+        reduced = RowsToBounds.invert_reduced(raw.col_duals, form)
+        solution.reduced_costs = form.sign * reduced[: form.n_model] + 0.0
     if raw.iis_rows:
         rows = raw.iis_rows
         if form.kept_rows is not None:

@@ -170,13 +170,14 @@ def solve_model(model: pyo.ConcreteModel, form: LinearForm, *, time_limit=None,
 
     for var, value in results.solution_loader.get_vars().items():
         x[var.index()] = value
-    duals = gap = None
+    duals = reduced = gap = None
     objective = float(results.incumbent_objective)
     if form.is_mip:
         gap = _mip_gap(objective, results.objective_bound)
     elif status == "optimal":
         duals = _row_duals(results, form.m)
-    return RawResult(status, x, objective, duals, gap, message)
+        reduced = None if duals is None else _reduced_costs(results, form.n)
+    return RawResult(status, x, objective, duals, gap, message, col_duals=reduced)
 
 
 def _references_a_variable(model: pyo.ConcreteModel) -> bool:
@@ -220,6 +221,19 @@ def _row_duals(results, m: int) -> np.ndarray | None:
     for con, value in by_row.items():
         duals[con.index()] = value
     return duals
+
+
+def _reduced_costs(results, n: int) -> np.ndarray | None:
+    """The columns' reduced costs (the duals of rows made bounds come from them); a column
+    Pyomo left out (in no row, not in the objective) has 0."""
+    try:
+        by_column = results.solution_loader.get_reduced_costs()
+    except NoDualsError:
+        return None
+    reduced = np.zeros(n)
+    for var, value in by_column.items():
+        reduced[var.index()] = value
+    return reduced
 
 
 def solve_instance(inst: Instance, *, time_limit=None, seed=None, write: Path | None = None):

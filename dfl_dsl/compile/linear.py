@@ -46,6 +46,7 @@ class LinearForm:
     row_origins: list[Origin | None] = field(default_factory=list)  # per row_names entry
     row_labels: list[str] | None = None
     kept_rows: np.ndarray | None = None  # original row of each row (after RowsToBounds)
+    bound_rows: object | None = None  # rows_to_bounds.BoundRows: the rows made bounds (duals)
     applied: Applied | None = None  # the reductions that made it: duals map back through them
     l1_pairs: list[L1Pairs] = field(default_factory=list)  # L1 balls the epigraphs wrote
 

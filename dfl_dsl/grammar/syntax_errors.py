@@ -244,6 +244,9 @@ def _slip(ctx: Context) -> str | None:
     if "COMMA" in ctx.expected and word in PARAM_ATTRIBUTES and ctx.statement and (
             str(ctx.statement[0]) == "param"):
         return "after a value (`= e`, `default e`), the next attribute follows a comma"
+    if word in ("<", ">") and last is not None and str(last) == "=" and (
+            (last.end_line, last.end_column) == (token.line, token.column)):
+        return f"did you mean `{word}=`?"  # `x =< 3`, `x => 0`: the comparison's two halves
     misspelled = ctx.misspelled()  # `minimise`, `binery`, `predicte`
     if misspelled is not None:
         return misspelled

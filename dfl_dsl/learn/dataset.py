@@ -3,12 +3,14 @@ with the true optimal decisions and objectives the losses need, computed once by
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from ..errors import DataError
+from ..errors import DataError, DataWarning
+from ..param_checks import first_breach
 from .metrics import true_objective
 from .oracle import Oracle
 
@@ -51,6 +53,9 @@ class DFLData:
         if not np.all(np.isfinite(theta)):
             raise DataError("the training file's predicted params hold NaN or inf",
                             filename=source)
+        for entity, part in zip(inst.predicted, parts, strict=True):
+            _check_declared(inst, entity, part, source)
+        _warn_unread(inst, arrays, inst.predicted, source)
         return cls(features, theta)
 
     @classmethod
@@ -125,6 +130,9 @@ class ScenarioData:
                             filename=source)
         draws = np.concatenate(parts, axis=2)
         _within_float32(draws, "the uncertain params' draws", "the generative model", source)
+        for entity, part in zip(inst.uncertain, parts, strict=True):
+            _check_declared(inst, entity, part.reshape(-1, entity.size), source, part.shape[1])
+        _warn_unread(inst, arrays, inst.uncertain, source)
         return cls(features, draws)
 
     @classmethod
@@ -146,6 +154,49 @@ def _features(arrays, source: str) -> np.ndarray:
                         filename=source)
     _within_float32(features, "`features`", "the predictor", source)
     return features
+
+
+def _check_declared(inst, entity, rows: np.ndarray, source: str, draws: int = 1) -> None:
+    """A param's training values (one row per sample, or per draw) against its declared checks
+    (`>= 0`, `int`, `psd`, ...), as bind checks its data: a breach is refused at the check in
+    the model, naming the file, the array, the sample and the entry (the values are the truth a
+    predictor learns, so one the model rules out would train it towards impossible costs)."""
+    breach = first_breach(inst.evaluator, entity.decl, entity, rows)
+    if breach is None:
+        return
+    sample, draw = divmod(breach.row, draws)
+    entry = "" if breach.entry is None else entity.entry_label(breach.entry)
+    of = f", draw {draw + 1}" if draws > 1 else ""
+    subject = (f"`{entity.name}`{entry} in sample {sample + 1}{of} of {source}'s array "
+               f"`{entity.name}` (row {sample})")
+    hint = breach.hint or (f"the model declares this check on `{entity.name}` (line "
+                           f"{breach.pos.line}); fix the training data, or the check")
+    raise DataError(breach.said(subject), breach.pos, hint=hint, filename=inst.model.filename,
+                    source=inst.model.source)
+
+
+def _warn_unread(inst, arrays, read, source: str) -> None:
+    """One `DataWarning` naming the arrays of a training file that training doesn't read (it
+    reads `features` and the arrays of `read`): not an error, as for a data file's unknown keys
+    (one file may serve several models), but never silent — an array named after one of the
+    model's data params reads as if it gave that param per sample, and it doesn't."""
+    wanted = {"features", *(e.name for e in read)}
+    unread = sorted(k for k in arrays if k not in wanted)
+    if not unread:
+        return
+    model = inst.model
+    declared = [k for k in unread if k in model.symbols]
+    names = ", ".join(f"`{k}`" for k in unread)
+    hint = None
+    if declared:
+        hint = (", ".join(f"`{k}`" for k in declared) + f" in {model.filename} take"
+                + "s" * (len(declared) == 1) + " the instance data's value (--data), the same "
+                "for every sample")
+    text = DataError(f"{'this array is' if len(unread) == 1 else 'these arrays are'} not read: "
+                     f"{names} (training reads `features` and "
+                     + ", ".join(f"`{e.name}`" for e in read) + ")",
+                     filename=source, hint=hint).format("warning")
+    warnings.warn(DataWarning(text), stacklevel=3)
 
 
 FLOAT32_MAX = float(np.finfo(np.float32).max)

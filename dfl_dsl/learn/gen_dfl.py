@@ -31,6 +31,7 @@ from .. import ast
 from ..errors import DflError
 from ..evaluate.nonlinear import NL
 from ..evaluate.poly import Poly
+from .metrics import per_scale
 from .scenario_oracle import ScenarioOracle, uncertain_columns
 
 RISK = ("mean", "cvar", "worst")
@@ -435,10 +436,10 @@ def relative_risk_regret(objective: ScenarioObjective, decisions: np.ndarray,
                          best: np.ndarray, xi_true: np.ndarray) -> float:
     """Σ_i [F(ŵ_i, Ξ_i) - F(w*_i, Ξ_i)] / Σ_i |F(w*_i, Ξ_i)| over the true scenario sets Ξ_i,
     F the model's risk objective (the relative CVaR regret at the model's α for a `cvar`
-    model; normalized as PyEPO normalizes regret)."""
+    model; normalized as PyEPO normalizes regret, `metrics.per_scale`)."""
     xi = torch.as_tensor(np.asarray(xi_true, dtype=float))
     with torch.no_grad():
         f_hat = objective.value(torch.as_tensor(decisions, dtype=torch.float64), xi)
         f_best = objective.value(torch.as_tensor(best, dtype=torch.float64), xi)
-    regret = (f_hat - f_best).clamp_min(0.0).sum()
-    return float(regret / (f_best.abs().sum() + 1e-7))
+    regret = float((f_hat - f_best).clamp_min(0.0).sum())
+    return per_scale(regret, float(f_best.abs().sum()), len(f_best), "risk objective F(w*, Ξ)")

@@ -15,6 +15,7 @@ import torch
 from torch import nn
 
 from ..errors import DflError
+from ..predicted import as_given
 from ..predicted import stack_params as _stack_params
 from .losses import _BlackboxFn, _Perturbed, _PerturbedOptFn
 from .oracle import Oracle
@@ -55,7 +56,7 @@ class DecisionLayer(nn.Module):
             w = _PerturbedOptFn.apply(c_hat, self, None)
         else:
             w = _Identity.apply(c_hat, self.oracle)
-        return w[:, : self.oracle.form.n_model]
+        return as_given(self.inst, args, kwargs, w[:, : self.oracle.form.n_model])
 
 
 # diffcp's default SCS tolerances (1e-4) leave decisions ~1e-3 and gradients ~1% off on small
@@ -94,7 +95,7 @@ class CvxpyLayerModule(nn.Module):
         theta = theta_pred.new_zeros((theta_pred.shape[0], self.n_theta))
         theta = theta.index_copy(1, self.index, theta_pred)
         (x,) = self.layer(theta)
-        return x[:, : self.n_model]
+        return as_given(self.inst, args, kwargs, x[:, : self.n_model])
 
 
 def make_layer(inst, method: str = "dbb", **options) -> nn.Module:

@@ -29,6 +29,25 @@ def quadratic_losses() -> list[str]:
     return [name for name, cls in LOSSES.items() if getattr(cls, "takes_quadratic", False)]
 
 
+LOSS_ARGS = ("theta_hat", "theta", "w_true", "z_true")
+
+
+def same_batch(module: nn.Module, args: tuple, kwargs: dict) -> None:
+    """Every loss takes θ̂ and θ (B, k), w* (B, n) and z* (B,): a batch size that differs
+    between them (or θ̂ shaped otherwise than θ) is named here with every shape, instead of
+    torch's broadcasting error from deep inside the loss. (A forward pre-hook of each loss.)"""
+    given = {**dict(zip(LOSS_ARGS, args, strict=False)),  # (keys may follow)
+             **{k: v for k, v in kwargs.items() if k in LOSS_ARGS}}
+    shapes = {name: tuple(v.shape) if hasattr(v, "shape") else np.shape(v)
+              for name in LOSS_ARGS if (v := given.get(name)) is not None}
+    leads = {shape[0] if shape else None for shape in shapes.values()}
+    hat, theta = shapes.get("theta_hat"), shapes.get("theta")
+    if len(leads) > 1 or (hat is not None and theta is not None and hat != theta):
+        listed = ", ".join(f"{name} {list(shape)}" for name, shape in shapes.items())
+        raise ValueError(f"{type(module).__name__}: theta_hat and theta must have one shape "
+                         f"(B, k), and w_true and z_true the same batch size B; got {listed}")
+
+
 class _DFLLoss(nn.Module):
     # whether the loss is defined for a convex QP's objective f(ĉ, w) = ĉᵀw + ½wᵀPw (those
     # that only need w(ĉ) and f's value); the others are built on a linear ĉᵀw (SPO+'s bound,
@@ -37,6 +56,7 @@ class _DFLLoss(nn.Module):
 
     def __init__(self, inst_or_oracle, reduction: str = "mean") -> None:
         super().__init__()
+        self.register_forward_pre_hook(same_batch, with_kwargs=True)
         is_oracle = isinstance(inst_or_oracle, Oracle)
         self.oracle = inst_or_oracle if is_oracle else Oracle(inst_or_oracle)
         if self.oracle.is_qp and not self.takes_quadratic:
@@ -345,6 +365,7 @@ class MSE(nn.Module):
 
     def __init__(self, inst=None, reduction: str = "mean") -> None:
         super().__init__()
+        self.register_forward_pre_hook(same_batch, with_kwargs=True)
         if reduction not in REDUCTIONS:  # another word returned the unreduced losses
             raise ValueError("reduction must be mean, sum or none")
         self.reduction = reduction

@@ -2,10 +2,14 @@
 
 regret_i = f(c_i, w(ĉ_i)) - z*(c_i) with f(c, w) = cᵀw (+ ½wᵀPw for a QP) the canonical,
 minimized objective (so always >= 0), and the normalized regret is Σ_i regret_i / Σ_i |z*_i|
-with z* the model's true optimal value.
+with z* the model's true optimal value. When every z* is 0 that ratio has no scale (PyEPO's
+guard, Σ regret / (Σ|z*| + 1e-7), then reports 10⁷ × the regret): the figure is the mean regret
+per sample instead, in the objective's units, with one `RegretWarning` (`per_scale`).
 """
 
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 import torch
@@ -46,4 +50,28 @@ def normalized_regret(oracle: Oracle, theta_hat, theta, w_true=None, z_true=None
     if z_true is None:
         z_true = true_objective(oracle, theta, w_true)
     total = float(np.abs(z_true).sum())
-    return float(regret(oracle, theta_hat, theta, w_true, slot).sum() / (total + 1e-7))
+    return per_scale(float(regret(oracle, theta_hat, theta, w_true, slot).sum()), total,
+                     len(theta))
+
+
+GUARD = 1e-7  # PyEPO's: added to Σ|z*| so that the division never fails
+
+
+class RegretWarning(UserWarning):
+    """The regret is reported otherwise than asked (every z* is 0: the mean, not normalized)."""
+
+
+def per_scale(regret_sum: float, scale: float, n: int, optimum: str = "optimal objective z*"
+              ) -> float:
+    """Σ regret / (Σ|z*| + 1e-7), PyEPO's normalized regret, or — when Σ|z*| is no larger than
+    that guard, i.e. every z* is 0 and the guard alone would set the figure (10⁷ × the regret,
+    or 0/0 without it) — the mean regret per sample, Σ regret / n, in the objective's units,
+    said once (the warning's text and place are fixed, so Python shows it once)."""
+    if scale > GUARD:
+        return regret_sum / (scale + GUARD)
+    warnings.warn(RegretWarning(
+        f"every true {optimum} is 0, so the normalized regret (over the sum of their absolute "
+        "values) has no scale: "
+        "the regret reported is the mean regret per sample, in the objective's units"),
+        stacklevel=2)
+    return regret_sum / max(n, 1)

@@ -53,3 +53,15 @@ def test_what_needs_parentheses_after_any_operator(text, word, column):
         dfl.parse(text)
     assert info.value.message == f"`{word}` can't appear here without parentheses"
     assert info.value.pos.column == column
+
+
+@pytest.mark.parametrize(("text", "hint"), [
+    ("var x; minimize z: x; s.t. c: x =< 3;", "did you mean `<=`?"),
+    ("var x; minimize z: x; s.t. c: x => 3;", "did you mean `>=`?"),
+    ("param p =< 3;", "did you mean `<=`?"),
+    ("var x; minimize z: x; s.t. c: x = < 3;", None),  # apart: not one operator misspelled
+])
+def test_a_comparison_written_backwards_is_hinted(text, hint):
+    with pytest.raises(dfl.DflError, match="unexpected `[<>]`") as info:
+        dfl.parse(text)
+    assert info.value.hint == hint

@@ -300,3 +300,40 @@ def test_train_with_a_seed_out_of_range_exits_2_before_any_work(files, seed):
                                  str(files["train"]), "--epochs", "1", "--seed", seed])
     assert result.exit_code == 2, result.output
     assert "--seed must be a whole number from 0 to 2**32 - 1" in _stderr(result)
+
+
+def test_training_values_that_break_a_declared_check_exit_2(tmp_path):
+    model = tmp_path / "m.opt"
+    model.write_text("set E;\nparam c{E} : predicted >= 0;\nvar x{E} in [0, 1];\n"
+                     "minimize f: sum{e in E} c[e] * x[e];\ns.t. one: sum{e in E} x[e] == 1;\n")
+    data = tmp_path / "d.json"
+    data.write_text('{"E": ["a", "b", "c"]}')
+    c = np.ones((6, 3))
+    c[4, 0] = -1.5
+    train = tmp_path / "t.npz"
+    np.savez(train, features=np.ones((6, 2)), c=c)
+    result = runner.invoke(app, ["train", str(model), "--data", str(data), "--train", str(train),
+                                 "--epochs", "1"])
+    assert result.exit_code == 2, result.output
+    assert f"m.opt:2:24: error: `c`[a] in sample 5 of {train}'s array `c` (row 4): value " \
+           "-1.5 breaks `>= 0`" in _stderr(result)
+    assert "Traceback" not in result.output
+
+
+def test_zero_optima_report_the_mean_regret_with_one_warning(tmp_path):
+    """Costs >= 0 over x in [0, 1]: every z* is 0; the regret per epoch and at the end is the
+    mean regret (not 10⁷ × it), and stderr says so once."""
+    model = tmp_path / "z.opt"
+    model.write_text("set I; param c{I} : predicted;\nvar x{I} in [0, 1];\n"
+                     "minimize f: sum{i in I} c[i] * x[i];\n")
+    data = tmp_path / "z.json"
+    data.write_text('{"I": [1, 2, 3]}')
+    rng = np.random.default_rng(0)
+    train = tmp_path / "t.npz"
+    np.savez(train, features=rng.normal(size=(20, 3)), c=rng.uniform(0, 1, (20, 3)))
+    result = runner.invoke(app, ["train", str(model), "--data", str(data), "--train", str(train),
+                                 "--test", str(train), "--epochs", "3", "--json"])
+    assert result.exit_code == 0, result.output
+    assert _stderr(result).count("every true optimal objective z* is 0") == 1
+    payload = _json(result)
+    assert 0 <= payload["regret"] <= 3  # at most the sum of one sample's costs

@@ -203,3 +203,65 @@ def test_scenario_data_beyond_float32_is_a_data_error():
     with pytest.raises(DataError, match=r"`features` holds nan \(sample 1\)"):
         ScenarioData.from_arrays(inst, {"features": np.full((3, 2), np.nan),
                                         "ret": np.ones((3, 4))}, "t.npz")
+
+
+# ---------------------------------------------------------------------- declared checks
+CHECKED = """set E;
+param cap{E};
+param c{e in E} : predicted >= 0, <= cap[e];
+var x{E} in [0, 1];
+minimize f: sum{e in E} c[e] * x[e];
+"""
+
+
+@pytest.mark.parametrize(("bad", "words"), [
+    (-0.5, r"`c`\[b\] in sample 3 of train.npz's array `c` \(row 2\): value -0.5 breaks "
+           r"`>= 0`"),
+    (7.0, r"`c`\[b\] in sample 3 of train.npz's array `c` \(row 2\): value 7 breaks `<= 2`"),
+])
+def test_training_values_that_break_a_declared_check_are_refused_at_the_check(bad, words):
+    """`param c{E} : predicted >= 0` trained on negative targets taught the predictor costs the
+    model rules out, silently; the data are refused as bind refuses them, at the check."""
+    inst = bind(CHECKED, {"E": ["a", "b"], "cap": [5, 2]}, name="m.opt")
+    c = np.ones((4, 2))
+    c[2, 1] = bad
+    with pytest.raises(DataError, match=words) as info:
+        DFLData.from_arrays(inst, {"features": np.ones((4, 3)), "c": c}, "train.npz")
+    error = info.value
+    assert error.filename == "m.opt" and error.pos.line == 3
+    assert "param c{e in E} : predicted >= 0, <= cap[e];" in str(error)
+    assert "line 3" in error.hint
+
+
+def test_scenario_draws_that_break_a_declared_check_name_the_draw():
+    inst = bind(UNC.replace("ret[n] : uncertain", "ret[n] : uncertain >= -1"), {"n": 4})
+    draws = np.zeros((3, 5, 4))
+    draws[1, 3, 2] = -2.0
+    with pytest.raises(DataError, match=r"`ret`\[2\] in sample 2, draw 4 of t.npz's array "
+                                        r"`ret` \(row 1\): value -2 breaks `>= -1`"):
+        ScenarioData.from_arrays(inst, {"features": np.ones((3, 2)), "ret": draws}, "t.npz")
+    assert len(ScenarioData.from_arrays(inst, {"features": np.ones((3, 2)),
+                                               "ret": np.abs(draws)})) == 3
+
+
+def test_arrays_training_does_not_read_are_named_in_one_warning():
+    """A per-sample `cap` in the training file read as if it varied by sample, and was
+    silently ignored: the instance data's `cap` is used. Not an error (a file may serve
+    several models, as a data file's unknown keys), but said."""
+    import warnings
+
+    from dfl_dsl.errors import DataWarning
+
+    inst = bind(CHECKED, {"E": ["a", "b"], "cap": [5, 2]}, name="m.opt")
+    arrays = {"features": np.ones((4, 3)), "c": np.ones((4, 2)), "cap": np.ones((4, 2)),
+              "notes": np.zeros(1)}
+    with pytest.warns(DataWarning) as caught:
+        DFLData.from_arrays(inst, arrays, "train.npz")
+    assert len(caught) == 1
+    text = str(caught[0].message)
+    assert text.startswith("train.npz: warning: these arrays are not read: `cap`, `notes` "
+                           "(training reads `features` and `c`)")
+    assert "hint: `cap` in m.opt takes the instance data's value (--data)" in text
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # exactly what training reads: nothing to say
+        DFLData.from_arrays(inst, {"features": np.ones((4, 3)), "c": np.ones((4, 2))})

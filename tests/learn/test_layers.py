@@ -39,11 +39,19 @@ def test_lp_layers_on_shortest_path(sp_inst, sp_generated, method):
         np.testing.assert_allclose(theta.grad.numpy(), -truth.numpy())
 
 
-def test_a_single_sample_without_a_batch_axis(sp_inst, sp_generated):
+@pytest.mark.parametrize("method", ["dbb", "pfyl", "identity"])
+def test_a_single_sample_without_a_batch_axis(sp_inst, sp_generated, method):
+    """One sample [k] in, its decisions [n] out, as torch layers answer an unbatched input
+    (it was [1, n]); the gradient reaches the unbatched input."""
     cost = torch.as_tensor(sp_generated.targets["cost"][0], dtype=torch.float64)
-    flow = sp_inst.layer("dbb")(cost)
-    assert flow.shape == (1, 40)
-    np.testing.assert_allclose(flow, sp_inst.layer("dbb")(cost=cost[None]))
+    cost.requires_grad_(True)
+    flow = sp_inst.layer(method)(cost)
+    assert flow.shape == (40,)
+    batched = sp_inst.layer(method)(cost=cost[None].detach())
+    assert batched.shape == (1, 40)
+    np.testing.assert_allclose(flow.detach(), batched[0])
+    (flow * torch.arange(40.0, dtype=torch.float64)).sum().backward()
+    assert cost.grad.shape == (40,)
 
 
 TWO = """set I;
@@ -181,10 +189,10 @@ def test_wrongly_shaped_params_are_value_errors(kwargs, words):
 def test_single_samples_and_scalars_still_go_in():
     layer = bind(TWO, {"I": [1, 2, 3]}).layer("identity")
     w = layer(a=torch.tensor([3.0, 1.0, 2.0]), b=torch.tensor([1.0, -1.0]))
-    np.testing.assert_allclose(w.numpy(), [[0, 1, 0, 0, 1]], atol=1e-9)
+    np.testing.assert_allclose(w.numpy(), [0, 1, 0, 0, 1], atol=1e-9)  # one sample: [n]
     scalar = bind("param c : predicted; var x in [-1, 2]; minimize f: c * x;").layer("dbb")
     np.testing.assert_allclose(scalar(torch.tensor([1.0, -1.0])).numpy(), [[-1], [2]])
-    np.testing.assert_allclose(scalar(torch.tensor(1.0)).numpy(), [[-1]])
+    np.testing.assert_allclose(scalar(torch.tensor(1.0)).numpy(), [-1])
 
 
 @pytest.mark.parametrize("lambd", [0.0, -10.0, float("nan")])

@@ -372,3 +372,19 @@ def test_backward_is_finite_and_descends_the_true_regret(pick, make, cost_hat):
     after = [_true_regret(pick, (c_hat - step * grad_c).numpy())
              for step in (0.5, 1, 2, 5, 10, 20, 50)]
     assert min(after) < before
+
+
+@pytest.mark.parametrize("name", ["spo+", "pfyl", "dpo", "dbb", "nce", "mse"])
+def test_a_batch_size_mismatch_names_every_shape(sp_inst, sp_generated, name):
+    """θ̂ for 4 samples against the truth of 3 failed inside the loss with torch's 'The size
+    of tensor a (4) must match ...'; each loss now names the arguments' shapes."""
+    theta = torch.as_tensor(sp_generated.targets["cost"][:3], dtype=torch.float64)
+    oracle = Oracle(sp_inst)
+    w = torch.as_tensor(oracle.solve_theta(theta.numpy()).w)
+    z = (oracle.costs(theta) * w).sum(-1)
+    loss = LOSSES[name](sp_inst)
+    with pytest.raises(ValueError, match=r"theta_hat \[4, 40\], theta \[3, 40\], w_true "
+                                         r"\[3, \d+\], z_true \[3\]"):
+        loss(torch.zeros(4, 40, dtype=torch.float64), theta, w, z)
+    with pytest.raises(ValueError, match=r"theta_hat \[3, 39\], theta \[3, 40\]"):
+        loss(theta=theta, theta_hat=theta[:, :39], w_true=w, z_true=z)

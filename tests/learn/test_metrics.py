@@ -94,3 +94,39 @@ def test_a_qps_regret_and_optimum_count_its_quadratic_part(text):
     assert true_objective(oracle, theta, w)[0] == pytest.approx(-3.3125 * sign, abs=1e-6)
     assert regret(oracle, theta_hat, theta)[0] == pytest.approx(2.25, abs=1e-6)
     assert normalized_regret(oracle, theta_hat, theta) == pytest.approx(2.25 / 3.3125, abs=1e-6)
+
+
+ZERO_OPTIMA = """set I; param c{I} : predicted;
+var x{I} in [0, 1];
+minimize f: sum{i in I} c[i] * x[i];
+"""
+
+
+def test_when_every_optimum_is_zero_the_regret_is_the_mean_with_one_warning():
+    """Costs >= 0 leave x = 0 optimal, z* = 0 for every sample: Σ regret / (Σ|z*| + 1e-7) was
+    10⁷ × the regret. The figure is then the mean regret per sample, said once."""
+    import warnings
+
+    from dfl_dsl.learn.metrics import RegretWarning
+
+    oracle = Oracle(bind(ZERO_OPTIMA, {"I": [1, 2, 3]}))
+    theta = np.array([[1.0, 0.0, 2.0], [0.0, 0.0, 4.0]])
+    theta_hat = -np.ones_like(theta)  # picks every item: regret 3 and 4
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")
+        values = [normalized_regret(oracle, theta_hat, theta) for _ in range(3)]
+    assert values == [pytest.approx(3.5)] * 3
+    assert [w.category for w in caught] == [RegretWarning]
+    assert "every true optimal objective z* is 0" in str(caught[0].message)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a perfect prediction: 0 (no 0/0)
+        assert normalized_regret(oracle, theta, theta) == 0.0
+
+
+def test_a_nonzero_optimum_keeps_pyepos_normalized_regret_without_a_warning(sp):
+    import warnings
+
+    oracle, theta, noisy = sp
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert normalized_regret(oracle, noisy, theta) > 0

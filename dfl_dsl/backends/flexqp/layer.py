@@ -22,7 +22,7 @@ from torch import nn
 from ...compile.bridges import linear_form
 from ...errors import DflError
 from ...instance import Instance
-from ...predicted import stack_params
+from ...predicted import as_given, stack_params
 from .admm import initial_params, solve, step
 from .forms import DenseForm
 from .iterates import FLOAT32_EPS, Settings, State
@@ -199,4 +199,4 @@ class FlexQPLayer(nn.Module):
             x = unrolled(qp, runner, self.unroll_iters)
         else:
             x = _FlexQPFn.apply(qp.P, qp.q, qp.A, qp.lo, qp.hi, runner)
-        return x[:, : self.form.n_model]
+        return as_given(self.inst, args, kwargs, x[:, : self.form.n_model])

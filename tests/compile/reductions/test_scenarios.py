@@ -48,14 +48,15 @@ def test_a_partly_split_constraint_gets_one_dual_per_row_in_its_own_order():
     """`c[b]` holds no uncertain param and is kept once, `c[a]` and `c[c]` are copied per
     scenario: the duals come back over all three rows, `c[b]`'s own and the others the sum of
     their copies' (the duals were the kept part's alone, one number, unlabelled). x = (0, 2,
-    6): c[b] and c[c]@0 bind, each worth 1; c[a] moved to a bound (no row dual: NaN)."""
+    6): c[b] and c[c]@0 bind, each worth 1; c[a]'s copies moved to bounds on x[a], which bind
+    nothing: 0, from x[a]'s reduced cost, as CVXPY's with the rows kept (it was NaN)."""
     inst = bind(PARTLY_UNCERTAIN, PARTLY_DATA)
     sol = inst.solve("highs")
     assert sol.objective == pytest.approx(8.0)
     duals = sol.duals["c"]
     assert duals.shape == (3,)
     assert duals[1] == pytest.approx(1.0) and duals[2] == pytest.approx(1.0)
-    assert np.isnan(duals[0])
+    assert duals[0] == 0.0
     cvx = inst.solve("cvxpy").duals["c"]
     np.testing.assert_allclose(cvx, [0.0, 1.0, 1.0], atol=1e-6)
 
