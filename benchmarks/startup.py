@@ -20,7 +20,7 @@ import re
 import subprocess
 import sys
 
-from _common import SPEC, best_wall
+from _common import SPEC, best_wall, installed_env
 
 HEAVY = ("torch", "cvxpy", "pyomo", "matplotlib", "rich.table", "pandas", "scipy.linalg")
 TARGETS = {"check": 0.35, "solve": 0.5}
@@ -42,7 +42,7 @@ def commands() -> dict[str, list[str]]:
 def imports(cmd: list[str]) -> tuple[collections.Counter, list[str]]:
     """Self import time (µs) per top-level package, and the heavy modules it loaded."""
     proc = subprocess.run([cmd[0], "-X", "importtime", *cmd[1:]], capture_output=True,
-                          text=True, check=True)
+                          text=True, check=True, env=installed_env())
     totals: collections.Counter = collections.Counter()
     loaded = set()
     for line in proc.stderr.splitlines():
