@@ -50,7 +50,7 @@ def _undeclared_names(model: CheckedModel, source: DataSource) -> None:
     default (a wrong answer with no error). JSON, YAML and npz keys the model doesn't read only
     warn (below): such a file may be shared by several models (docs/language.md §12)."""
     declared = [s.name for s in model.symbols.values() if s.kind in ("set", "param")]
-    known = set(declared)
+    known = set(declared) | model.after_solve
     for part in getattr(source, "parts", (source,)):
         for key in part.values if part.names_from_model else ():
             if key in known:

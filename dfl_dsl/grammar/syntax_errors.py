@@ -31,7 +31,7 @@ KEYWORDS = frozenset(
     "inter inf symmetric subj check cross setof ordered circular dimen symbolic logical Infinity "
     "symdiff mod div by less exists forall".split()
 )
-# terminals the postlexer makes of names (parser._AmplWords)
+# terminals the postlexer makes of names (ampl_words.AmplWords)
 CONTEXT_WORDS = frozenset("NODE ARC OBJ COEFF COVER FROM".split())
 # words that start a param's attribute (after a value they need a comma before them)
 PARAM_ATTRIBUTES = frozenset("default int integer binary logical symbolic predicted uncertain psd "

@@ -1,0 +1,170 @@
+"""MathProg (GLPK's AMPL) as its published models write it, in small models of our own: a
+run-script tail after `solve;` (read, not run, and counted in one warning), `end;`, a model
+file's `data;` part with data for a param declared after `solve;`, and MathProg's spellings:
+`check` without a colon, `set S{...}, in T;`, a reduction over an `if` without parentheses."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+
+import dfl_dsl as dfl
+from dfl_dsl.errors import ModelWarning
+
+TAIL_MODEL = """\
+set I;
+param c{I} > 0;
+printf "reading %d items\\n", card(I);
+var x{I} >= 0, <= 4;
+maximize value: sum{i in I} c[i] * x[i];
+s.t. cap: sum{i in I} x[i] <= 6;
+solve;
+display x;
+param best := max{i in I} c[i];
+param label symbolic;
+printf "%s: %g\\n", label, value;
+for {i in I: x[i] > 0} {
+   printf "%s %g\\n", i, x[i];
+   for {j in I} printf " %s", j;
+}
+table out {i in I} OUT "CSV" "x.csv": i, x[i];
+data;
+set I := a b c;
+param c := a 3 b 5 c 1;
+param label := "plan";
+end;
+this text is past `end;` and not read
+"""
+
+
+def _parse(text: str):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = dfl.parse(text, "m.mod")
+    return model, [w for w in caught if issubclass(w.category, ModelWarning)]
+
+
+def test_a_run_script_tail_is_read_not_run_and_counted():
+    model, caught = _parse(TAIL_MODEL)
+    assert model.bind().solve().objective == pytest.approx(4 * 5 + 2 * 3)
+    assert [str(w.message) for w in caught] == [
+        "m.mod:3:1: warning: 7 output statements are not run (printf 2, param 2, display 1, "
+        "for 1, table 1): `dfl solve` prints the solution (`--json` or `--output` for every "
+        "value)"]
+
+
+def test_output_statements_among_the_model_and_end_without_solve():
+    text = 'var x >= 2;\ndisplay "start";\nminimize o: x;\nfor {k in 1..2} printf "%d", k;\nend;\n'
+    model, caught = _parse(text)
+    assert model.bind().solve().objective == pytest.approx(2)
+    assert str(caught[0].message).startswith("m.mod:2:1: warning: 2 output statements are not "
+                                             "run (display 1, for 1)")
+
+
+def test_solve_alone_is_quiet():
+    model, caught = _parse("var x >= 1;\nminimize o: x;\nsolve;\n")
+    assert model.bind().solve().objective == pytest.approx(1) and caught == []
+
+
+@pytest.mark.parametrize("tail, line, col, word", [
+    ("let x := 3;\n", 4, 1, "let"),
+    ("display x;\nsolve;\n", 5, 1, "solve"),
+    ('for {k in 1..2} { printf "%d", k; fix x; }\n', 4, 35, "fix"),
+    ("for {k in 1..2} for {j in 1..k} reset;\n", 4, 33, "reset"),
+])
+def test_a_statement_that_changes_the_model_after_solve_is_refused(tail, line, col, word):
+    with pytest.raises(dfl.DflError) as raised:
+        dfl.parse("var x >= 1;\nminimize o: x;\nsolve;\n" + tail, "m.mod")
+    text = str(raised.value)
+    assert text.startswith(f"m.mod:{line}:{col}: error: `{word}` after `solve;` would change")
+
+
+def test_words_of_a_script_are_names_in_a_model():
+    model, caught = _parse("param solve := 2;\nvar display >= solve;\nminimize end: display;\n")
+    assert model.bind().solve().objective == pytest.approx(2) and caught == []
+
+
+def test_a_data_file_replaces_the_model_files_data_by_name(tmp_path):
+    data = tmp_path / "other.dat"
+    data.write_text("param c := a 1 b 1 c 9;\n")
+    model, _ = _parse(TAIL_MODEL)
+    assert model.bind(str(data)).solve().objective == pytest.approx(4 * 9 + 2 * 1)
+
+
+CHECKS = """\
+set C;
+set E within C cross C;
+param n{C} >= 0;
+check card(C) = 3;
+check {(i, j) in E} i <> j;
+check {i in C: n[i] > 1} n[i] >= 2;
+check card{i in C: n[i] > 0} = 3;
+check positive {i in C}: n[i] > 0;
+check: card(E) >= 1;
+var x{C} >= 0;
+minimize z: sum{i in C} n[i] * x[i];
+s.t. cover: sum{i in C} x[i] >= 1;
+data;
+set C := a b c;
+set E := (a, b) (b, c);
+param n := a 1 b 2 c 3;
+"""
+
+
+def test_check_without_a_colon():
+    assert dfl.parse(CHECKS).bind().solve().objective == pytest.approx(1)
+
+
+@pytest.mark.parametrize("old, new, line", [
+    ("check card(C) = 3;", "check card(C) = 4;", 4),
+    ("(a, b) (b, c)", "(a, b) (b, b)", 5),
+    ("check card{i in C: n[i] > 0} = 3;", "check card{i in C: n[i] > 1} = 3;", 7),
+])
+def test_a_check_without_a_colon_still_checks(old, new, line):
+    with pytest.raises(dfl.DflError) as raised:
+        dfl.parse(CHECKS.replace(old, new), "m.mod").bind()
+    assert str(raised.value).startswith(f"m.mod:{line}:") and "fails" in str(raised.value)
+
+
+PRED = """\
+set J;
+set P{j in J}, in J, default {};
+param t{J} >= 0;
+var start{J} >= 0;
+minimize finish: sum{j in J} start[j];
+s.t. after{j in J, k in P[j]}: start[j] >= start[k] + t[k];
+data;
+set J := 1 2 3;
+set P[2] := 1;
+set P[3] := 2;
+param t := 1 3 2 4 3 5;
+"""
+
+
+def test_an_indexed_set_with_in_as_its_superset():
+    assert dfl.parse(PRED).bind().solve().objective == pytest.approx(0 + 3 + 7)
+    with pytest.raises(dfl.DflError, match="not within the declared superset"):
+        dfl.parse(PRED.replace("set P[3] := 2;", "set P[3] := 5;")).bind()
+
+
+SUM_IF = """\
+set I := 1..5;
+param w{i in I} := i;
+param big := sum{i in I} if w[i] >= 3 then 1;
+param mixed := sum{i in I} if w[i] >= 4 then w[i] else if w[i] = 1 then 100 else 0 + 1;
+param nested := sum{i in I} if i > 2 then sum{j in I} if j < i then 1 else 0;
+param top := max{i in I} if i < 3 then 10 * i else 0;
+var x{I} >= 0;
+minimize z: sum{i in I} x[i] + (sum{i in I: i > 1} if w[i] > 4 then 7) * 0;
+s.t. c: sum{i in I} if w[i] >= 4 then x[i] >= big;
+"""
+
+
+def test_a_reduction_over_an_if_without_parentheses():
+    inst = dfl.parse(SUM_IF).bind()
+    assert [inst.entity(p).array() for p in ("big", "mixed", "nested", "top")] == [
+        3, 4 + 5 + 100 + 1 + 1, 2 + 3 + 4, 20]
+    solution = inst.solve()
+    assert solution.objective == pytest.approx(3)
+    assert solution.value("x")[3:].sum() == pytest.approx(3)
