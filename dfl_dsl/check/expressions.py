@@ -449,6 +449,8 @@ class ExpressionRules:
         return Info(kind="set", set_dim=1, integer=True, sign=sign)
 
     def _e_SetLiteral(self, node: ast.SetLiteral, scope: Scope) -> Info:
+        if node.elements and isinstance(node.elements[0], ast.Tuple):
+            return self._tuple_literal(node, scope)  # `{(0, 1), (1, 0)}`
         if node.elements and self.expr(node.elements[0], scope).kind == "set":
             return self._set_product(node, scope)  # AMPL's `{ORIG, DEST}`
         for element in node.elements:

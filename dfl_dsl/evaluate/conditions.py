@@ -10,7 +10,15 @@ import scipy.sparse as sp
 
 from .. import ast
 from ..errors import DflError
-from .elements import ELEMENT_RANGE, STRING_BASE, SetValue, number_keys, whole_keys
+from .elements import (
+    ELEMENT_RANGE,
+    STRING_BASE,
+    SetValue,
+    element_of,
+    intern_all,
+    number_keys,
+    whole_keys,
+)
 from .frame import Frame, RowRanges, RowSets
 from .nonlinear import NL
 from .sizes import check_count
@@ -94,6 +102,25 @@ class ConditionRules:
             keys = number_keys(keys)
         inside = the_set.position(np.atleast_1d(keys).ravel()) >= 0
         return Val(inside.reshape(keys.shape), element.framed, element.shape, "bool")
+
+    def _v_Subset(self, node: ast.Subset, frame: Frame) -> Val:
+        """`A within B`: B holds every member of A (row by row where either depends on a
+        dummy: A diff B is empty)."""
+        left, right = self.set_of(node.left, frame), self.set_of(node.right, frame)
+        if isinstance(left, SetValue) and isinstance(right, SetValue):
+            if left.dim != right.dim:
+                raise DflError("`within` compares sets of different tuple widths", node.pos)
+            return Val(np.asarray(bool(np.all(right.position(left.keys) >= 0))), kind="bool")
+        return Val(_row_set_op("diff", left, right, frame.n).counts == 0, True, (), "bool")
+
+    def _v_Concat(self, node: ast.Concat, frame: Frame) -> Val:
+        """MathProg's `a & b`: the element whose text joins a's and b's."""
+        sides = [self.value(side, frame) for side in (node.left, node.right)]
+        framed = any(v.framed for v in sides)
+        n = frame.n if framed else 1
+        left, right = (_texts(v, n) for v in sides)
+        keys = intern_all([a + b for a, b in zip(left, right, strict=True)])
+        return Val(keys if framed else np.asarray(keys[0]), framed, (), "elem")
 
     def _tuple_member(self, node: ast.Tuple, the_set: SetValue | RowRanges | RowSets,
                       frame: Frame) -> Val:
@@ -198,6 +225,8 @@ class ConditionRules:
         return Val(_stepped(lo, hi, k[0]), True, (), "set")
 
     def _v_SetLiteral(self, node: ast.SetLiteral, frame: Frame) -> Val:
+        if node.elements and isinstance(node.elements[0], ast.Tuple):
+            return self._tuple_literal(node, frame)
         if node.elements and self.value(node.elements[0], frame).kind == "set":
             product = self.set_of(node.elements[0], frame)  # AMPL's `{ORIG, DEST}`
             for element in node.elements[1:]:
@@ -206,26 +235,19 @@ class ConditionRules:
         values = [self.value(element, frame) for element in node.elements]
         if any(v.framed for v in values):  # `{i, s}` with a dummy: a set per frame row
             return Val(self._row_literal(node, frame), True, (), "set")
-        keys = []
-        for element, v in zip(node.elements, values, strict=True):
-            if v.symbolic or v.shape != ():
-                raise DflError("a set literal lists fixed elements", element.pos)
-            key = np.asarray(v.payload)
-            if v.kind != "elem":
-                key = whole_keys(key)
-                if key is None:
-                    raise DflError(f"a set element must be a string or one of the "
-                                   f"{ELEMENT_RANGE}", element.pos)
-            keys.append(int(key))
-        the_set = SetValue(np.asarray(keys, dtype=np.int64).reshape(-1, 1))
-        repeats = the_set.duplicates()
-        if not len(repeats):
-            return Val(the_set, kind="set")
-        if all(isinstance(e, (ast.Number, ast.String)) for e in node.elements):
-            raise DflError("a set literal repeats an element", node.pos)
-        # params that happen to be equal (`{s, t}` with s = t): one element, as in AMPL
-        keep = np.setdiff1d(np.arange(len(keys)), repeats)
-        return Val(SetValue(the_set.keys[keep]), kind="set")
+        keys = [_literal_key(e, v) for e, v in zip(node.elements, values, strict=True)]
+        return _literal_set(node, np.asarray(keys, dtype=np.int64).reshape(-1, 1))
+
+    def _tuple_literal(self, node: ast.SetLiteral, frame: Frame) -> Val:
+        """`{(0, 1), (1, 0)}` (the checker saw one width): fixed tuples."""
+        rows = []
+        for element in node.elements:
+            values = [self.value(part, frame) for part in element.items]
+            if any(v.framed for v in values):
+                raise DflError("a set literal of tuples lists fixed elements", element.pos)
+            rows.append([_literal_key(p, v) for p, v in zip(element.items, values, strict=True)])
+        width = len(node.elements[0].items)
+        return _literal_set(node, np.asarray(rows, dtype=np.int64).reshape(-1, width))
 
     def _row_literal(self, node: ast.SetLiteral, frame: Frame) -> RowSets:
         """`{i, s}` listing a dummy: each row's own set, a repeat counted once (`i == s`)."""
@@ -293,6 +315,41 @@ def _per_row(the_set, n: int) -> tuple[np.ndarray, np.ndarray]:
         raise EvalError("a set operation on ranges that depend on dummies is not supported")
     check_count(n * the_set.n, "this set operation")
     return np.repeat(np.arange(n, dtype=np.int64), the_set.n), np.tile(the_set.keys, (n, 1))
+
+
+def _literal_key(element: ast.Expr, v: Val) -> int:
+    """The key of one fixed element a set literal lists."""
+    if v.symbolic or v.shape != ():
+        raise DflError("a set literal lists fixed elements", element.pos)
+    key = np.asarray(v.payload)
+    if v.kind != "elem":
+        key = whole_keys(key)
+        if key is None:
+            raise DflError(f"a set element must be a string or one of the {ELEMENT_RANGE}",
+                           element.pos)
+    return int(key)
+
+
+def _literal_set(node: ast.SetLiteral, keys: np.ndarray) -> Val:
+    """The set of a literal's rows of keys; a repeat of equal params (`{s, t}` with s = t) is
+    one member, as in AMPL, and a repeated literal element an error."""
+    the_set = SetValue(keys)
+    repeats = the_set.duplicates()
+    if not len(repeats):
+        return Val(the_set, kind="set")
+    if all(isinstance(p, (ast.Number, ast.String)) for e in node.elements
+           for p in (e.items if isinstance(e, ast.Tuple) else (e,))):
+        raise DflError("a set literal repeats an element", node.pos)
+    keep = np.setdiff1d(np.arange(len(keys)), repeats)
+    return Val(SetValue(the_set.keys[keep]), kind="set")
+
+
+def _texts(v: Val, n: int) -> list[str]:
+    """Each row's text of an element or number (a number as MathProg writes it, `%.15g`)."""
+    values = np.broadcast_to(np.asarray(v.payload), (n,))
+    if v.kind == "elem":
+        return [str(element_of(key)) for key in values]
+    return [f"{x:.15g}" for x in values.astype(float)]
 
 
 def _has_strings(v: Val) -> bool:

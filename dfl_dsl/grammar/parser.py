@@ -316,6 +316,9 @@ class _ToAst:
     def not_(self, meta, c):
         return ast.Not(c[1], pos=_pos(meta))
 
+    def not_bang(self, meta, c):
+        return ast.Not(c[0], pos=_pos(meta))  # MathProg's `!c`
+
     def comp_op(self, meta, c):
         return str(c[0])
 
@@ -330,6 +333,12 @@ class _ToAst:
     def not_member(self, meta, c):
         """AMPL's `e not in S`."""
         return ast.Not(ast.Member(c[0], c[3], pos=_pos(meta)), pos=_pos(meta))
+
+    def subset(self, meta, c):
+        return ast.Subset(c[0], c[2], pos=_pos(meta))
+
+    def concat(self, meta, c):
+        return ast.Concat(c[0], c[1], pos=_pos(meta))
 
     def set_op(self, meta, c):
         return ast.SetOp(str(c[1]), c[0], c[2], pos=_pos(meta))

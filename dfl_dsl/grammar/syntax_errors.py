@@ -48,9 +48,7 @@ STATEMENT_STARTS = frozenset("SET PARAM VAR EXPR MODEL MINIMIZE MAXIMIZE SUBJECT
 OPERAND_ENDS = frozenset("NAME NUMBER STRING INF INFINITY RPAR RSQB RBRACE TRANSPOSE".split())
 OPERAND_STARTS = frozenset("NAME NUMBER STRING INF INFINITY LPAR".split())
 CHARACTER_HINTS = {
-    "&": "write `and`",
     "|": "write `or`",
-    "!": "write `not`, or `!=` for 'different from'",
     "%": "there is no `%` operator",
 }
 

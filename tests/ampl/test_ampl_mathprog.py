@@ -168,3 +168,71 @@ def test_a_reduction_over_an_if_without_parentheses():
     solution = inst.solve()
     assert solution.objective == pytest.approx(3)
     assert solution.value("x")[3:].sum() == pytest.approx(3)
+
+
+WORDS = """\
+set I := 1..4;
+set PAIRS := {i in I, j in I: j = i + 1};
+set NAMES := setof{i in I} ("n" & i);
+param label{i in I} symbolic := "item" & "-" & i + 1;
+param w{I} := 1.5;
+set W := setof{i in I} (w[i] & "");
+check card(NAMES) = 4 && "n3" in NAMES && !("n5" in NAMES);
+check label[2] = "item-3" || 1 = 0;
+check card(W) = 1 and "1.5" in W;
+set SHIFTS := setof{(i, j) in PAIRS: setof{k in 0..1} (i + k, j + k) within PAIRS} (i, j);
+check card(SHIFTS) = 2;
+check {i in I} {i} within I;
+check PAIRS within I cross I;
+var x{I} >= 0;
+minimize z: sum{(i, j) in SHIFTS} x[i] + sum{i in I: "n" & i in NAMES} x[i];
+s.t. c: sum{i in I} x[i] >= 1;
+"""
+
+
+def test_mathprog_concatenation_logic_words_and_within():
+    solution = dfl.parse(WORDS).bind().solve()
+    assert solution.objective == pytest.approx(1)
+    assert solution.value("x")[2:].sum() == pytest.approx(1)
+
+
+@pytest.mark.parametrize("check", [
+    "check {i in I} {i + 1} within I;", "check card(SHIFTS) = 3;",
+    "check (I cross I) within PAIRS;", 'check label[2] = "item-2";', "check I within {1, 2};",
+    'check "n" & 5 in NAMES || !(1 in I);',
+])
+def test_each_of_them_can_fail(check):
+    with pytest.raises(dfl.DflError, match="the check on line 13 fails"):
+        dfl.parse(WORDS.replace("check PAIRS within I cross I;", check)).bind()
+
+
+def test_within_compares_sets_of_one_width():
+    with pytest.raises(dfl.DflError, match="a set of 2-tuples with one of 1-tuples"):
+        dfl.parse(WORDS.replace("check PAIRS within I cross I;", "check PAIRS within I;"))
+
+
+TUPLES = """\
+set STEPS := {(0, 1), (1, 0), (-1, 0), (0, -1)};
+set CELLS := 0..2 cross 0..2;
+set TAGS := {("a", 1), ("b", 2)};
+check card(STEPS) = 4 && (1, 0) in STEPS && !((1, 1) in STEPS) && ("b", 2) in TAGS;
+var x{CELLS} binary;
+minimize z: sum{(i, j) in CELLS} x[i, j];
+s.t. near{(i, j) in CELLS}: x[i, j] + sum{(di, dj) in STEPS: (i + di, j + dj) in CELLS}
+    x[i + di, j + dj] >= 1;
+"""
+
+
+def test_a_set_literal_of_tuples():
+    solution = dfl.parse(TUPLES).bind().solve()
+    assert solution.objective == pytest.approx(3)  # (a dominating set of the 3x3 grid)
+
+
+@pytest.mark.parametrize("literal, message", [
+    ("{(0, 1), (1, 0, 2)}", "a set literal of 2-tuples lists 2-tuples only"),
+    ("{(0, 1), 2}", "a set literal of 2-tuples lists 2-tuples only"),
+    ("{(0, 1), (0, 1)}", "a set literal repeats an element"),
+])
+def test_a_set_literal_of_tuples_is_checked(literal, message):
+    with pytest.raises(dfl.DflError, match=message):
+        dfl.parse(TUPLES.replace("{(0, 1), (1, 0), (-1, 0), (0, -1)}", literal)).bind()
