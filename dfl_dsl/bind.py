@@ -21,6 +21,7 @@ from .evaluate.elements import SetValue, element_of
 from .evaluate.entities import Domain, Entity
 from .evaluate.evaluator import Context, Evaluator
 from .evaluate.frame import Frame
+from .evaluate.lazy import fill_lazily, reads_itself
 from .evaluate.values import Val, flat_data
 from .instance import CheckedModel, Instance
 
@@ -135,9 +136,8 @@ class _Binder(SetBinding):
                     f"param `{stmt.name}` is computed in the model (`=`); remove it from the data",
                     stmt.name,
                 )
-            computed = self.evaluator.value(stmt.value, domain.frame)
-            entity.data = self._per_entry(computed, domain, stmt.value, entity.elem)
-            entity.missing = np.zeros(domain.n, dtype=bool)
+            entity.missing = np.ones(domain.n, dtype=bool)
+            entity.data = self._computed(entity, stmt.value, entity.missing)
             model_made = np.ones(domain.n, dtype=bool)
         elif raw is not None:
             model_made = None
@@ -152,14 +152,27 @@ class _Binder(SetBinding):
                 raise self._missing(stmt, "param")
         if stmt.default is not None and entity.missing.any():
             model_made = entity.missing.copy()
-            fill = self.evaluator.value(stmt.default, domain.frame)
-            values = self._per_entry(fill, domain, stmt.default, entity.elem)
-            entity.data = np.where(entity.missing, values, entity.data)
-            entity.missing = np.zeros(domain.n, dtype=bool)
+            entity.data = self._computed(entity, stmt.default, entity.missing)
         if not entity.missing.any():
             entity.missing = None  # every entry has a value: lookups skip the check
         self.ctx.entities[stmt.name] = entity
         self._check_values(stmt, entity, model_made=model_made)
+
+    def _computed(self, entity: Entity, node: ast.Expr, todo: np.ndarray) -> np.ndarray:
+        """`entity`'s data with `node` (its value or default) computed where `todo` holds: as
+        one array, or entry by entry where it reads the param's own entries (MathProg's
+        recursive params, evaluate/lazy.py); afterwards no entry is missing."""
+        if isinstance(entity.decl.index, ast.SetIndex) and reads_itself(entity.name, node):
+            if entity.data is None:
+                entity.data = np.zeros(entity.domain.n, np.int64 if entity.elem else float)
+            self.ctx.entities[entity.name] = entity
+            fill_lazily(self.evaluator, entity, node, todo)
+            return entity.data
+        computed = self.evaluator.value(node, entity.domain.frame)
+        values = self._per_entry(computed, entity.domain, node, entity.elem)
+        data = values if todo.all() else np.where(todo, values, entity.data)
+        entity.missing = np.zeros(entity.domain.n, dtype=bool)
+        return data
 
     def _per_entry(self, v: Val, domain: Domain, node: ast.Expr, elem: bool,
                    what: str = "the value", owner: str = "the param") -> np.ndarray:

@@ -88,6 +88,18 @@ class SetRules:
                 raise DflError(f"`&` joins elements or numbers, got {describe(info)}", side.pos)
         return Info(kind="elem")
 
+    def _e_SetLiteral(self, node: ast.SetLiteral, scope: Scope) -> Info:
+        if node.elements and isinstance(node.elements[0], ast.Tuple):
+            return self._tuple_literal(node, scope)  # `{(0, 1), (1, 0)}`
+        if node.elements and self.expr(node.elements[0], scope).kind == "set":
+            return self._set_product(node, scope)  # AMPL's `{ORIG, DEST}`
+        for element in node.elements:
+            info = self.expr(element, scope)
+            if not info.is_data or info.kind not in ("num", "elem") or info.shape != ():
+                raise DflError("a set literal lists elements (numbers or strings)", element.pos)
+        integer = all(isinstance(e, ast.Number) and isinstance(e.value, int) for e in node.elements)
+        return Info(kind="set", set_dim=1, integer=integer and bool(node.elements))
+
     def _tuple_literal(self, node: ast.SetLiteral, scope: Scope) -> Info:
         """`{(0, 1), (1, 0)}`: a set of tuples, each of one width."""
         width = len(node.elements[0].items)

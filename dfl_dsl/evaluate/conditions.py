@@ -46,14 +46,15 @@ class ConditionRules:
         result = None
         for k, op in enumerate(node.ops):
             a, b = vals[k], vals[k + 1]
-            if op not in ("==", "!=") and (_has_strings(a) or _has_strings(b)):
-                raise DflError(f"`{op}` can't order string elements", node.operands[k].pos)
             shape = out_shape(a, b)
             framed = a.framed or b.framed
-            test = _COMPARE[op](
-                aligned_array(a, framed, len(shape), frame.n),
-                aligned_array(b, framed, len(shape), frame.n),
-            )
+            if op not in ("==", "!=") and (_has_strings(a) or _has_strings(b)):
+                test = _text_order(op, a, b, framed, frame.n, node.operands[k])
+            else:
+                test = _COMPARE[op](
+                    aligned_array(a, framed, len(shape), frame.n),
+                    aligned_array(b, framed, len(shape), frame.n),
+                )
             link = Val(test, framed, shape, "bool")
             result = link if result is None else _logical(np.logical_and, result, link, frame)
         return result
@@ -342,6 +343,17 @@ def _literal_set(node: ast.SetLiteral, keys: np.ndarray) -> Val:
         raise DflError("a set literal repeats an element", node.pos)
     keep = np.setdiff1d(np.arange(len(keys)), repeats)
     return Val(SetValue(the_set.keys[keep]), kind="set")
+
+
+def _text_order(op: str, a: Val, b: Val, framed: bool, n: int, node: ast.Expr) -> np.ndarray:
+    """`<`, `<=`, ... where a string element takes part: the texts in alphabetical (code
+    point) order, a number written as MathProg writes it (`"10" < "9"`), as AMPL and MathProg
+    compare them."""
+    if a.shape != () or b.shape != ():
+        raise DflError(f"`{op}` orders single elements", node.pos)
+    rows = n if framed else 1
+    test = _COMPARE[op](np.array(_texts(a, rows)), np.array(_texts(b, rows)))
+    return test if framed else test[0]
 
 
 def _texts(v: Val, n: int) -> list[str]:

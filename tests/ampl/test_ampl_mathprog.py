@@ -236,3 +236,49 @@ def test_a_set_literal_of_tuples():
 def test_a_set_literal_of_tuples_is_checked(literal, message):
     with pytest.raises(dfl.DflError, match=message):
         dfl.parse(TUPLES.replace("{(0, 1), (1, 0), (-1, 0), (0, -1)}", literal)).bind()
+
+
+RECURSIVE = """\
+set N := 1..6;
+param fib{n in N} := if n <= 2 then 1 else fib[n - 1] + fib[n - 2];
+param pair{n in N, k in 0..1} := if k = 0 then pair[n, 1] * 2 else
+    (if n = 1 then 1 else pair[n - 1, 0]);
+param cap{N} default 5;
+param room{n in N} default if n = 1 then cap[n] else room[n - 1] + cap[n];
+param used{n in N} := if exists{m in N: m < n} used[m] then 0 else 1;
+var x{N} >= 0;
+maximize z: sum{n in N} x[n];
+s.t. c{n in N}: x[n] <= fib[n] + pair[n, 0] + room[n] - n + used[n];
+data;
+param cap := 3 10;
+param room := 2 1;
+"""
+
+
+def test_a_param_computed_from_its_own_entries():
+    inst = dfl.parse(RECURSIVE).bind()
+    assert inst.entity("fib").array().tolist() == [1, 1, 2, 3, 5, 8]
+    assert inst.entity("pair").array()[:, 0].tolist() == [2, 4, 8, 16, 32, 64]
+    assert inst.entity("room").array().tolist() == [5, 1, 11, 16, 21, 26]
+    assert inst.entity("used").array().tolist() == [1, 0, 0, 0, 0, 0]
+    assert inst.solve().objective == pytest.approx(
+        sum([1, 1, 2, 3, 5, 8]) + sum([2, 4, 8, 16, 32, 64]) + sum([5, 1, 11, 16, 21, 26])
+        - 21 + 1)
+
+
+def test_an_entry_that_needs_itself_is_an_error():
+    text = RECURSIVE.replace("pair[n - 1, 0]", "pair[n, 0]")
+    with pytest.raises(dfl.DflError, match=r"param `pair` needs itself to compute entry "
+                       r"\[2, 0\]: \[2, 0\] -> \[2, 1\] -> \[2, 0\]"):
+        dfl.parse(text).bind()
+
+
+def test_a_scalar_param_still_may_not_name_itself():
+    with pytest.raises(dfl.DflError, match="`p` refers to itself"):
+        dfl.parse("param p := p + 1;")
+
+
+def test_mathprog_data_may_leave_out_the_colon_equals():
+    text = "set I;\nparam c{I};\nvar x{I} >= 0;\nminimize z: sum{i in I} c[i] * x[i];\n" \
+           "s.t. one: sum{i in I} x[i] = 1;\ndata;\nset I 'a', 'b' c;\nparam c := a 3 b 2 c 4;\n"
+    assert dfl.parse(text).bind().solve().objective == pytest.approx(2)
