@@ -7,6 +7,7 @@ Declarations are bound in file order; each param is checked against its declared
 from __future__ import annotations
 
 import warnings
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -92,6 +93,13 @@ class _Binder(SetBinding):
         self._nx = 0
         self._thetas: list[Entity] = []
 
+    @cached_property
+    def _names_read(self) -> frozenset[str]:
+        """The names the model's statements read: a param none reads needs no value (as in
+        MathProg, which computes a param where it is first read)."""
+        return frozenset(node.id for stmt in self.model.ast.statements for node in ast.walk(stmt)
+                         if isinstance(node, ast.Name))
+
     def run(self) -> None:
         for stmt in self.model.ast.statements:
             handler = getattr(self, "_" + type(stmt).__name__, None)
@@ -148,7 +156,7 @@ class _Binder(SetBinding):
             model_made = None
             entity.data = np.zeros(domain.n, dtype=np.int64 if entity.elem else float)
             entity.missing = np.ones(domain.n, dtype=bool)
-            if stmt.default is None:
+            if stmt.default is None and stmt.name in self._names_read:
                 raise self._missing(stmt, "param")
         if stmt.default is not None and entity.missing.any():
             model_made = entity.missing.copy()
