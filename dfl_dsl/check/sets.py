@@ -170,7 +170,7 @@ class SetRules:
             if want == "set" and info.set_dim not in (1, None) and node.func != "card":
                 raise DflError(f"`{node.func}` needs a set of single elements, this one holds "
                                f"{info.set_dim}-tuples", arg.pos)
-        if spec.kinds[0] == "elem" and len(node.args) == 1:
+        if spec.kinds[0] == "elem" and len(node.args) == 1 and not spec.text:
             self._own_set(node)
         if spec.result == "elem":
             sets = [i for i, k in zip(infos, spec.kinds, strict=False) if k == "set"]

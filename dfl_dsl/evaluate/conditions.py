@@ -123,6 +123,27 @@ class ConditionRules:
         keys = intern_all([a + b for a, b in zip(left, right, strict=True)])
         return Val(keys if framed else np.asarray(keys[0]), framed, (), "elem")
 
+    def _text_call(self, node: ast.Call, frame: Frame) -> Val:
+        """MathProg's `length(s)` and `substr(s, k[, n])` (k from 1) of an element's text."""
+        vals = [self.value(arg, frame) for arg in node.args]
+        framed = any(v.framed for v in vals)
+        n = frame.n if framed else 1
+        texts = _texts(vals[0], n)
+        if node.func == "length":
+            out = np.array([len(t) for t in texts], dtype=np.int64)
+            return Val(out if framed else out[0], framed, ())
+        start, size = (np.broadcast_to(np.asarray(v.payload), (n,)) for v in (vals + vals[1:])[1:3])
+        if len(vals) < 3:
+            size = np.array([len(t) for t in texts]) - start + 1
+        bad = (start < 1) | (start > [len(t) + 1 for t in texts]) | (size < 0)
+        if np.any(bad):
+            k = int(np.nonzero(bad)[0][0])
+            raise EvalError(f"`substr` of \"{texts[k]}\" from {start[k]:g} for {size[k]:g} "
+                            "characters is outside it")
+        keys = intern_all([t[int(a) - 1:int(a) - 1 + int(b)]
+                           for t, a, b in zip(texts, start, size, strict=True)])
+        return Val(keys if framed else np.asarray(keys[0]), framed, (), "elem")
+
     def _tuple_member(self, node: ast.Tuple, the_set: SetValue | RowRanges | RowSets,
                       frame: Frame) -> Val:
         """`(a, b) in PAIRS`: one lookup of the stacked component keys per frame row."""

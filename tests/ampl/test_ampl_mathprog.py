@@ -5,6 +5,7 @@ file's `data;` part with data for a param declared after `solve;`, and MathProg'
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import pytest
@@ -282,3 +283,31 @@ def test_mathprog_data_may_leave_out_the_colon_equals():
     text = "set I;\nparam c{I};\nvar x{I} >= 0;\nminimize z: sum{i in I} c[i] * x[i];\n" \
            "s.t. one: sum{i in I} x[i] = 1;\ndata;\nset I 'a', 'b' c;\nparam c := a 3 b 2 c 4;\n"
     assert dfl.parse(text).bind().solve().objective == pytest.approx(2)
+
+
+TEXT_AND_TRIG = """\
+set W := {"SEND", "MORE", "AB"};
+set L := setof{w in W, k in 1..length(w)} substr(w, k, 1);
+check card(L) = 9 && length("SEND") = 4 && substr("MORE", 2) = "ORE";
+check substr(12345, 2, 3) = "234" && substr("MORE", 5) = "";
+param c{k in 0..3} := floor(abs(cos(k)) * 10) + sin(0) + tan(0) + atan(1) * 4;
+var x{L} >= 0;
+var y{0..3} >= 0;
+minimize z: sum{w in W, k in 1..length(w)} x[substr(w, k, 1)] + sum{k in 0..3} c[k] * y[k];
+s.t. each{l in L}: x[l] >= 1;
+s.t. one: sum{k in 0..3} y[k] = 1;
+"""
+
+
+def test_text_and_trigonometric_functions_of_data():
+    solution = dfl.parse(TEXT_AND_TRIG).bind().solve()
+    assert solution.objective == pytest.approx(10 + 4 + math.pi)  # (|cos 2| is the least)
+
+
+@pytest.mark.parametrize("old, new, message", [
+    ('substr("MORE", 5) = ""', 'substr("MORE", 6) = ""', r'`substr` of "MORE" from 6'),
+    ("c[k] * y[k]", "cos(y[k])", "`cos` of an affine expression has no DCP curvature"),
+])
+def test_text_and_trigonometric_functions_are_checked(old, new, message):
+    with pytest.raises(dfl.DflError, match=message):
+        dfl.parse(TEXT_AND_TRIG.replace(old, new)).bind().solve()
