@@ -19,7 +19,7 @@ OUTPUT_WORDS = frozenset("display printf print for".split())
 # writes tables (before it, a `table` reads data: not skipped, the parser refuses it)
 AFTER_SOLVE_WORDS = OUTPUT_WORDS | {"table", "set", "param", "check"}
 _TOKEN = re.compile(r"#[^\n]*|/\*.*?\*/|'(?:[^'\n]|'')*'|\"(?:[^\"\n]|\"\")*\"|"
-                    r"[A-Za-z_][A-Za-z0-9_]*|<<|>>|[;{}]", re.S)
+                    r"[A-Za-z_][A-Za-z0-9_]*|<<|>>|[;{}]|:(?!=)", re.S)
 _ANY = re.compile(r"(?:^|[;}])\s*(?:solve|end|data|display|printf|print|for|table)\b", re.M)
 _DATA_LINE = re.compile(r"^[ \t]*data[ \t]*;", re.MULTILINE)
 _OPEN, _CLOSE = {"{": "}", "<<": ">>"}, {"}", ">>"}
@@ -117,12 +117,23 @@ def _statement(tokens, k: int, stop: int) -> tuple[Statement, int]:
             depth -= 1
         elif token == ";" and depth <= 0:
             break
-        else:
+        elif token != ":":
             words += 1
         j += 1
     end = tokens[min(j, stop - 1)][2]
     name = tokens[k + 1][0] if k + 1 < j and tokens[k + 1][0] not in _OPEN else ""
+    if _labelled(tokens, k, j):  # `display {i in I}: x[i] >= 1;`: a constraint so named
+        word = ""
     return Statement(word, first[1], end, words, name=name), j + 1
+
+
+def _labelled(tokens, k: int, stop: int) -> bool:
+    """Whether the statement at `k` is a name, maybe an index, then `:` (AMPL's constraint
+    without `subject to`, whatever its name)."""
+    after = k + 1
+    if after < stop and tokens[after][0] == "{":
+        after = _group_end(tokens, after, stop)
+    return after < stop and tokens[after][0] == ":"
 
 
 def _group_end(tokens, k: int, stop: int) -> int:
@@ -140,7 +151,7 @@ def _refuse_change(stmt: Statement, text: str) -> None:
     """A located error where `stmt` (or a statement of its `for` block) isn't one that may
     follow `solve;`."""
     if stmt.word not in AFTER_SOLVE_WORDS:
-        word = stmt.word or text[stmt.start:stmt.end].split()[0]
+        word = stmt.word or re.match(r"[A-Za-z_]\w*|\S", text[stmt.start:]).group()
         raise DflError(
             f"`{word}` after `solve;` would change the model or its data and solve again: a "
             "model file here holds one model, solved once", _pos(text, stmt.start, len(word)),

@@ -311,3 +311,12 @@ def test_text_and_trigonometric_functions_of_data():
 def test_text_and_trigonometric_functions_are_checked(old, new, message):
     with pytest.raises(dfl.DflError, match=message):
         dfl.parse(TEXT_AND_TRIG.replace(old, new)).bind().solve()
+
+
+def test_a_constraint_named_like_a_command_is_a_constraint():
+    text = "set I := 1..2;\nvar x{I} >= 0;\nminimize o: sum{i in I} x[i];\n" \
+           "display{i in I}: x[i] >= i;\nprint: x[1] >= 5;\n"
+    model, caught = _parse(text)
+    assert model.bind().solve().objective == pytest.approx(5 + 2) and caught == []
+    with pytest.raises(dfl.DflError, match="`display` after `solve;` would change"):
+        dfl.parse(text.replace("display{", "solve;\ndisplay{"))
