@@ -195,8 +195,8 @@ class _Reader(TableReader):
         tr, k = self._tr(k, end)
         if k < end and t[k] == ":":
             members = self._set_table(name, k, end, tr)
-        elif k < end and t[k] == ":=":
-            members = self._members(name, k + 1, end, self.schema.dims.get(name))
+        elif k < end:  # (MathProg's data may leave out the `:=`: `set S a, b;`)
+            members = self._members(name, k + (t[k] == ":="), end, self.schema.dims.get(name))
         else:
             raise self._expected(k, "`:=` or a table", f"set `{name}`")
         self._store_set(name, index, members, k0 + 1)

@@ -122,6 +122,22 @@ class Member(Expr):
 
 
 @dataclass(frozen=True, eq=False)
+class Subset(Expr):
+    """`A within B` as a condition: every member of A is in B."""
+
+    left: Expr
+    right: Expr
+
+
+@dataclass(frozen=True, eq=False)
+class Concat(Expr):
+    """MathProg's `a & b`: the element whose text is a's then b's (a number as `%.15g`)."""
+
+    left: Expr
+    right: Expr
+
+
+@dataclass(frozen=True, eq=False)
 class IfThenElse(Expr):
     cond: Expr
     then: Expr

@@ -7,6 +7,7 @@ Declarations are bound in file order; each param is checked against its declared
 from __future__ import annotations
 
 import warnings
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -20,6 +21,7 @@ from .errors import DataError, DataWarning, DflError, did_you_mean
 from .evaluate.entities import Domain, Entity
 from .evaluate.evaluator import Context, Evaluator
 from .evaluate.frame import Frame
+from .evaluate.lazy import fill_lazily, reads_itself
 from .instance import CheckedModel, Instance
 from .param_checks import Breach, elementwise_breach, first_breach, per_entry
 
@@ -49,7 +51,7 @@ def _undeclared_names(model: CheckedModel, source: DataSource) -> None:
     default (a wrong answer with no error). JSON, YAML and npz keys the model doesn't read only
     warn (below): such a file may be shared by several models (docs/language.md §12)."""
     declared = [s.name for s in model.symbols.values() if s.kind in ("set", "param")]
-    known = set(declared)
+    known = set(declared) | model.after_solve
     for part in getattr(source, "parts", (source,)):
         for key in part.values if part.names_from_model else ():
             if key in known:
@@ -89,6 +91,13 @@ class _Binder(SetBinding):
         self.constraint_frames: dict[str, Frame] = {}
         self._nx = 0
         self._thetas: list[Entity] = []
+
+    @cached_property
+    def _names_read(self) -> frozenset[str]:
+        """The names the model's statements read: a param none reads needs no value (as in
+        MathProg, which computes a param where it is first read)."""
+        return frozenset(node.id for stmt in self.model.ast.statements for node in ast.walk(stmt)
+                         if isinstance(node, ast.Name))
 
     def run(self) -> None:
         for stmt in self.model.ast.statements:
@@ -134,9 +143,8 @@ class _Binder(SetBinding):
                     f"param `{stmt.name}` is computed in the model (`=`); remove it from the data",
                     stmt.name,
                 )
-            computed = self.evaluator.value(stmt.value, domain.frame)
-            entity.data = per_entry(computed, domain, stmt.value, entity.elem)
-            entity.missing = np.zeros(domain.n, dtype=bool)
+            entity.missing = np.ones(domain.n, dtype=bool)
+            entity.data = self._computed(entity, stmt.value, entity.missing)
             model_made = np.ones(domain.n, dtype=bool)
         elif raw is not None:
             model_made = None
@@ -147,18 +155,31 @@ class _Binder(SetBinding):
             model_made = None
             entity.data = np.zeros(domain.n, dtype=np.int64 if entity.elem else float)
             entity.missing = np.ones(domain.n, dtype=bool)
-            if stmt.default is None:
+            if stmt.default is None and stmt.name in self._names_read:
                 raise self._missing(stmt, "param")
         if stmt.default is not None and entity.missing.any():
             model_made = entity.missing.copy()
-            fill = self.evaluator.value(stmt.default, domain.frame)
-            values = per_entry(fill, domain, stmt.default, entity.elem)
-            entity.data = np.where(entity.missing, values, entity.data)
-            entity.missing = np.zeros(domain.n, dtype=bool)
+            entity.data = self._computed(entity, stmt.default, entity.missing)
         if not entity.missing.any():
             entity.missing = None  # every entry has a value: lookups skip the check
         self.ctx.entities[stmt.name] = entity
         self._check_values(stmt, entity, model_made=model_made)
+
+    def _computed(self, entity: Entity, node: ast.Expr, todo: np.ndarray) -> np.ndarray:
+        """`entity`'s data with `node` (its value or default) computed where `todo` holds: as
+        one array, or entry by entry where it reads the param's own entries (MathProg's
+        recursive params, evaluate/lazy.py); afterwards no entry is missing."""
+        if isinstance(entity.decl.index, ast.SetIndex) and reads_itself(entity.name, node):
+            if entity.data is None:
+                entity.data = np.zeros(entity.domain.n, np.int64 if entity.elem else float)
+            self.ctx.entities[entity.name] = entity
+            fill_lazily(self.evaluator, entity, node, todo)
+            return entity.data
+        computed = self.evaluator.value(node, entity.domain.frame)
+        values = per_entry(computed, entity.domain, node, entity.elem)
+        data = values if todo.all() else np.where(todo, values, entity.data)
+        entity.missing = np.zeros(entity.domain.n, dtype=bool)
+        return data
 
     def _theta(self, stmt: ast.ParamDecl, domain: Domain, shape_style: bool) -> None:
         entity = Entity(stmt.name, "theta", stmt, domain, shape_style=shape_style)

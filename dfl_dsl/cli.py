@@ -19,7 +19,7 @@ import typer
 from . import loss_flags as lf  # the loss settings' options
 from .backends.declarations import backend_help, option_help
 from .cli_data import data_command
-from .errors import DataWarning, DflError, InfeasibleError
+from .errors import DataWarning, DflError, InfeasibleError, ModelWarning
 from .train_flags import (
     BetaOpt,
     ExecutorOpt,
@@ -102,10 +102,10 @@ ObjectiveOpt = Annotated[
 
 
 def _show_warning(message, category, *args, **kwargs) -> None:
-    """Print a `DataWarning` as it is written (FILE:LINE:COL: warning: ...) on stderr; any
-    other (numpy's, torch's) as one line, without the file, line and source text inside the
-    library that Python's own display adds."""
-    text = str(message) if issubclass(category, DataWarning) else (
+    """Print a `DataWarning` or `ModelWarning` as it is written (FILE:LINE:COL: warning: ...)
+    on stderr; any other (numpy's, torch's) as one line, without the file, line and source
+    text inside the library that Python's own display adds."""
+    text = str(message) if issubclass(category, (DataWarning, ModelWarning)) else (
         f"dfl: warning: {category.__name__}: {str(message).strip()}")
     err().print(text, markup=False, highlight=False, soft_wrap=True)
 
@@ -134,6 +134,7 @@ def guarded(fn):
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("always", DataWarning)
+                warnings.simplefilter("always", ModelWarning)
                 warnings.showwarning = _show_warning
                 return fn(*args, **kwargs)
         except DflError as exc:

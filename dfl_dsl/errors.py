@@ -105,6 +105,12 @@ class DataWarning(UserWarning):
     data file may serve several models); the text is formatted like an error's, as a warning."""
 
 
+class ModelWarning(UserWarning):
+    """Statements of a model file that are read but not run — the output statements of a
+    MathProg model or an AMPL run-script tail (`printf`, `display` after `solve;`): formatted
+    like an error, as a warning."""
+
+
 class InfeasibleError(Exception):
     """The problem has no solution (CLI exit status 1)."""
 

@@ -35,6 +35,8 @@ class CheckedModel(Protocol):
     @property
     def hash(self) -> str: ...
 
+    after_solve: frozenset[str]  # names declared after `solve;`, whose data nothing reads
+
     @property
     def klass(self) -> ModelClass: ...
 

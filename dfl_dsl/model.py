@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-import re
+import warnings
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -12,7 +12,8 @@ from . import ast
 from .check import Checker, ModelClass, classify
 from .check.symbols import Indexed, SetSymbol, Symbol
 from .data_source import DataSource
-from .errors import DflError
+from .errors import DflError, ModelWarning
+from .grammar import script_tail
 from .grammar.parser import parse as parse_text
 
 
@@ -25,6 +26,8 @@ class Model:
     checker: Checker
     klass: ModelClass
     data: DataSource | None = None
+    # sets and params declared after `solve;` (not read): data for them is not an error
+    after_solve: frozenset[str] = frozenset()
 
     @property
     def filename(self) -> str:
@@ -136,20 +139,27 @@ def check(tree: ast.Model, objective: str | None = None) -> Model:
     return Model(tree, checker, klass)
 
 
-_DATA_LINE = re.compile(r"^[ \t]*data[ \t]*;", re.MULTILINE)
-
-
 def parse(text: str, filename: str = "<string>", objective: str | None = None) -> Model:
-    """Parse and check model text (for the objective named `objective`, default the first);
-    a `data;` line starts the data part (AMPL data statements, as published AMPL models carry
-    their data), read with the model's widths and reported at its lines in the same file."""
-    found = _DATA_LINE.search(text)
-    if found is None:
-        return check(parse_text(text, filename), objective)
-    from .ampl_data import model_schema, parse_dat
+    """Parse and check model text (for the objective named `objective`, default the first).
+    As GLPK's and AMPL's published models are written, `solve;` may end the model, output
+    statements (`printf`, `display`, `for`) may stand in it or after `solve;` (not run: a
+    `ModelWarning` counts them), and a `data;` statement starts the data part (AMPL data
+    statements, read with the model's widths and reported at its lines in the same file)."""
+    try:
+        parts = script_tail.split(text)
+    except DflError as exc:
+        raise exc.located(filename, text) from None
+    note = script_tail.not_run_message(parts, text)
+    if note is not None:
+        warnings.warn(ModelWarning(note.located(filename, None).format("warning")), stacklevel=2)
+    body = text if parts.model_end == len(text) and not parts.skipped else (
+        script_tail.model_text(text, parts))
+    model = check(parse_text(body, filename), objective)
+    model.after_solve = parts.declared_after_solve
+    if parts.data_start is not None:
+        from .ampl_data import model_schema, parse_dat
 
-    model = check(parse_text(text[: found.start()], filename), objective)
-    model.data = parse_dat(text, filename, model_schema(model), start=found.start())
+        model.data = parse_dat(text, filename, model_schema(model), start=parts.data_start)
     return model
 
 

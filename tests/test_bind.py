@@ -65,12 +65,20 @@ def test_missing_set_hints_the_closest_key():
 def test_a_missing_param_is_reported_at_its_declaration_naming_the_data():
     """The data has no place to point at; the model's declaration has (FILE:LINE:COL)."""
     with pytest.raises(dfl.DflError) as info:
-        dfl.parse("set I;\nparam cost{I};\n", "m.opt").bind({"I": [1], "Cost": [2]},
-                                                             data_name="d.json")
+        dfl.parse("set I;\nparam cost{I};\nvar x{I} >= 0;\nminimize o: sum{i in I} cost[i] * "
+                  "x[i];\n", "m.opt").bind({"I": [1], "Cost": [2]}, data_name="d.json")
     err = info.value
     assert err.filename == "m.opt" and (err.pos.line, err.pos.column) == (2, 7)
     assert err.message == 'param `cost` has no value: d.json has no "cost"'
     assert err.hint == "did you mean `Cost`?"  # a case slip is the closest match
+
+
+def test_a_param_nothing_reads_needs_no_value():
+    """As in MathProg, which computes a param where it is first read (GLPK's shiftcov declares
+    one it never uses)."""
+    inst = dfl.parse("set I;\nparam days;\nparam c{I};\nvar x{I} >= 1;\n"
+                     "minimize o: sum{i in I} c[i] * x[i];\n").bind({"I": [1, 2], "c": [2, 3]})
+    assert inst.solve().objective == pytest.approx(5)
 
 
 def test_int_accepts_integral_floats():

@@ -106,13 +106,23 @@ def test_ampl_spellings_solve_unchanged(tmp_path):
     assert payload["objective"] == pytest.approx(best)
 
 
+def test_a_run_script_tail_is_not_run_and_says_so(tmp_path):
+    model = tmp_path / "scripted.mod"
+    model.write_text("var x >= 1;\nminimize o: x;\nsolve;\ndisplay x;\nprintf \"%g\\n\", x;\n")
+    result = runner.invoke(app, ["solve", str(model), "--json"])
+    assert result.exit_code == 0 and json.loads(result.stdout)["objective"] == 1
+    assert _err(result).strip() == (
+        f"{model}:4:1: warning: 2 output statements after `solve;` are not run (display 1, "
+        "printf 1): `dfl solve` prints the solution (`--json` or `--output` for every value)")
+
+
 def test_ampl_commands_in_a_model_file_exit_2(tmp_path):
     model = tmp_path / "scripted.mod"
-    model.write_text("var x >= 1;\nminimize o: x;\nsolve;\ndisplay x;\n")
+    model.write_text("var x >= 1;\nminimize o: x;\nsolve;\nlet x := 2;\nsolve;\n")
     result = runner.invoke(app, ["solve", str(model)])
     assert result.exit_code == 2 and "Traceback" not in result.output
-    assert f"{model}:3:1: error: `solve` is an AMPL command" in _err(result)
-    assert "run `dfl solve MODEL --data DATA`" in _err(result)
+    assert f"{model}:4:1: error: `let` after `solve;` would change the model" in _err(result)
+    assert "run `dfl solve` once per variant" in _err(result)
 
 
 def test_objective_picks_one_of_several(tmp_path):

@@ -20,6 +20,7 @@ FAMILIES = (
     "huber",
     "log_sum_exp",
     "rounding",
+    "trigonometric",
     "rising",
 )
 

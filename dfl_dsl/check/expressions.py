@@ -448,16 +448,6 @@ class ExpressionRules:
         sign = lo.sign if node.step is None or parts[2][1].sign.nonneg else Sign.UNKNOWN
         return Info(kind="set", set_dim=1, integer=True, sign=sign)
 
-    def _e_SetLiteral(self, node: ast.SetLiteral, scope: Scope) -> Info:
-        if node.elements and self.expr(node.elements[0], scope).kind == "set":
-            return self._set_product(node, scope)  # AMPL's `{ORIG, DEST}`
-        for element in node.elements:
-            info = self.expr(element, scope)
-            if not info.is_data or info.kind not in ("num", "elem") or info.shape != ():
-                raise DflError("a set literal lists elements (numbers or strings)", element.pos)
-        integer = all(isinstance(e, ast.Number) and isinstance(e.value, int) for e in node.elements)
-        return Info(kind="set", set_dim=1, integer=integer and bool(node.elements))
-
     def _e_SetOp(self, node: ast.SetOp, scope: Scope) -> Info:
         left = self.expr(node.left, scope)
         right = self.expr(node.right, scope)

@@ -8,7 +8,7 @@ from .. import ast
 from ..errors import DflError
 from ..evaluate.set_functions import SET_FUNCTIONS
 from .combine import Scope, describe, kind_of
-from .info import Info, Sign
+from .info import BOOL, Info, Sign
 from .symbols import SetSymbol, Symbol
 
 
@@ -67,6 +67,54 @@ class SetRules:
         self.infos[id(node.body)] = Info(kind="elem")
         return Info(kind="set", set_dim=len(parts), integer=integer)
 
+    def _e_Subset(self, node: ast.Subset, scope: Scope) -> Info:
+        """`A within B` as a condition."""
+        infos = [self.expr(side, scope) for side in (node.left, node.right)]
+        for side, info in zip((node.left, node.right), infos, strict=True):
+            if info.kind != "set" or not info.is_data:
+                raise DflError(f"`within` compares two sets of data, got {describe(info)}",
+                               side.pos)
+        dims = [i.set_dim for i in infos]
+        if None not in dims and dims[0] != dims[1]:
+            raise DflError(f"`within` compares a set of {dims[0]}-tuples with one of "
+                           f"{dims[1]}-tuples", node.pos)
+        return BOOL
+
+    def _e_Concat(self, node: ast.Concat, scope: Scope) -> Info:
+        """MathProg's `a & b`: an element made of two texts."""
+        for side in (node.left, node.right):
+            info = self.expr(side, scope)
+            if not info.is_data or info.kind not in ("num", "elem") or info.shape != ():
+                raise DflError(f"`&` joins elements or numbers, got {describe(info)}", side.pos)
+        return Info(kind="elem")
+
+    def _e_SetLiteral(self, node: ast.SetLiteral, scope: Scope) -> Info:
+        if node.elements and isinstance(node.elements[0], ast.Tuple):
+            return self._tuple_literal(node, scope)  # `{(0, 1), (1, 0)}`
+        if node.elements and self.expr(node.elements[0], scope).kind == "set":
+            return self._set_product(node, scope)  # AMPL's `{ORIG, DEST}`
+        for element in node.elements:
+            info = self.expr(element, scope)
+            if not info.is_data or info.kind not in ("num", "elem") or info.shape != ():
+                raise DflError("a set literal lists elements (numbers or strings)", element.pos)
+        integer = all(isinstance(e, ast.Number) and isinstance(e.value, int) for e in node.elements)
+        return Info(kind="set", set_dim=1, integer=integer and bool(node.elements))
+
+    def _tuple_literal(self, node: ast.SetLiteral, scope: Scope) -> Info:
+        """`{(0, 1), (1, 0)}`: a set of tuples, each of one width."""
+        width = len(node.elements[0].items)
+        for element in node.elements:
+            if not isinstance(element, ast.Tuple) or len(element.items) != width:
+                raise DflError(f"a set literal of {width}-tuples lists {width}-tuples only",
+                               element.pos)
+            for part in element.items:
+                info = self.expr(part, scope)
+                if not info.is_data or info.kind not in ("num", "elem") or info.shape != ():
+                    raise DflError(f"a tuple holds elements, not {describe(info)}", part.pos)
+        integer = all(isinstance(p, ast.Number) and isinstance(p.value, int)
+                      for e in node.elements for p in e.items)
+        return Info(kind="set", set_dim=width, integer=integer)
+
     def _set_product(self, node: ast.SetLiteral, scope: Scope) -> Info:
         """AMPL's `{A, B}` of sets: the index's product, as `A cross B`."""
         infos = [self.expr(e, scope) for e in node.elements]
@@ -122,7 +170,7 @@ class SetRules:
             if want == "set" and info.set_dim not in (1, None) and node.func != "card":
                 raise DflError(f"`{node.func}` needs a set of single elements, this one holds "
                                f"{info.set_dim}-tuples", arg.pos)
-        if spec.kinds[0] == "elem" and len(node.args) == 1:
+        if spec.kinds[0] == "elem" and len(node.args) == 1 and not spec.text:
             self._own_set(node)
         if spec.result == "elem":
             sets = [i for i, k in zip(infos, spec.kinds, strict=False) if k == "set"]

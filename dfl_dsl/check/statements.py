@@ -23,31 +23,15 @@ class StatementRules:
     # ------------------------------------------------------------------ statements
     def _ParamDecl(self, stmt: ast.ParamDecl) -> None:
         scope, arity, shape = self._domain(stmt.index)
-        kinds = set(stmt.kinds)
-        if len(kinds) != len(stmt.kinds):
-            raise DflError(f"`{stmt.name}` repeats a kind", stmt.pos)
-        if {"predicted", "uncertain"} <= kinds:
-            raise DflError("a param is either `predicted` or `uncertain`, not both", stmt.pos)
+        kinds = self._param_kinds(stmt)
         symbolic = bool(kinds & {"predicted", "uncertain"})
-        if symbolic and (stmt.value is not None):
-            raise DflError(
-                f"a {'predicted' if 'predicted' in kinds else 'uncertain'} param can't be "
-                "computed with `=`: its values come from a model or the data",
-                stmt.value.pos,
-            )
-        if "symbolic" in kinds and symbolic:
-            raise DflError("a predicted/uncertain param can't be `symbolic`", stmt.pos)
-        for check in stmt.checks if "symbolic" in kinds else ():
-            if check.op not in ("in", "!="):
-                raise DflError(f"`{check.op}` doesn't apply to a symbolic param", check.pos,
-                               hint="its values are elements: check them with `in SET` or "
-                                    "`<> e`")
         if not symbolic:  # AMPL checks a bound per entry after the data, so it may name the
             self.symbols[stmt.name] = Indexed(  # param itself (`>= rate[p-1]`); its value may not
                 stmt.name, stmt, "param", index=stmt.index, arity=arity, shape=shape,
                 element=Info(kind="elem" if "symbolic" in kinds else "num"))
         sign, element_kind = self._param_checks(stmt, scope, arity, shape, symbolic)
-        self.symbols.pop(stmt.name, None)
+        if not isinstance(stmt.index, ast.SetIndex):  # (MathProg's indexed params may compute
+            self.symbols.pop(stmt.name, None)  # entries from other entries: evaluate/lazy.py)
         if kinds & {"binary", "logical"}:
             sign = Sign.NONNEG
         if "logical" in kinds and (symbolic or "symbolic" in kinds or element_kind != "num"):
@@ -84,6 +68,29 @@ class StatementRules:
         self.symbols[stmt.name] = Indexed(
             stmt.name, stmt, "param", index=stmt.index, arity=arity, shape=shape, element=element
         )
+
+    def _param_kinds(self, stmt: ast.ParamDecl) -> set[str]:
+        """A param's kinds, refused where they contradict each other or its checks."""
+        kinds = set(stmt.kinds)
+        if len(kinds) != len(stmt.kinds):
+            raise DflError(f"`{stmt.name}` repeats a kind", stmt.pos)
+        if {"predicted", "uncertain"} <= kinds:
+            raise DflError("a param is either `predicted` or `uncertain`, not both", stmt.pos)
+        symbolic = bool(kinds & {"predicted", "uncertain"})
+        if symbolic and (stmt.value is not None):
+            raise DflError(
+                f"a {'predicted' if 'predicted' in kinds else 'uncertain'} param can't be "
+                "computed with `=`: its values come from a model or the data",
+                stmt.value.pos,
+            )
+        if "symbolic" in kinds and symbolic:
+            raise DflError("a predicted/uncertain param can't be `symbolic`", stmt.pos)
+        for check in stmt.checks if "symbolic" in kinds else ():
+            if check.op not in ("in", "!="):
+                raise DflError(f"`{check.op}` doesn't apply to a symbolic param", check.pos,
+                               hint="its values are elements: check them with `in SET` or "
+                                    "`<> e`")
+        return kinds
 
     def _param_checks(self, stmt: ast.ParamDecl, scope: Scope, arity: int | None,
                       shape: tuple[Dim, ...], symbolic: bool) -> tuple[Sign, str]:
@@ -414,7 +421,9 @@ class StatementRules:
             )
 
     def _require_condition(self, info: Info, node: ast.Expr) -> None:
-        if info.kind != "bool":
+        """A condition; a number is one too, true where it is not 0 (AMPL and MathProg:
+        `exists{j in J} z[i,j]` of a 0/1 param)."""
+        if info.kind != "bool" and not (info.kind == "num" and info.shape == ()):
             raise DflError(f"expected a condition, got {describe(info)}", node.pos)
         if not info.is_data:
             raise DflError(

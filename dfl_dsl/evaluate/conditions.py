@@ -10,7 +10,15 @@ import scipy.sparse as sp
 
 from .. import ast
 from ..errors import DflError
-from .elements import ELEMENT_RANGE, STRING_BASE, SetValue, number_keys, whole_keys
+from .elements import (
+    ELEMENT_RANGE,
+    STRING_BASE,
+    SetValue,
+    element_of,
+    intern_all,
+    number_keys,
+    whole_keys,
+)
 from .frame import Frame, RowRanges, RowSets
 from .nonlinear import NL
 from .sizes import check_count
@@ -38,14 +46,15 @@ class ConditionRules:
         result = None
         for k, op in enumerate(node.ops):
             a, b = vals[k], vals[k + 1]
-            if op not in ("==", "!=") and (_has_strings(a) or _has_strings(b)):
-                raise DflError(f"`{op}` can't order string elements", node.operands[k].pos)
             shape = out_shape(a, b)
             framed = a.framed or b.framed
-            test = _COMPARE[op](
-                aligned_array(a, framed, len(shape), frame.n),
-                aligned_array(b, framed, len(shape), frame.n),
-            )
+            if op not in ("==", "!=") and (_has_strings(a) or _has_strings(b)):
+                test = _text_order(op, a, b, framed, frame.n, node.operands[k])
+            else:
+                test = _COMPARE[op](
+                    aligned_array(a, framed, len(shape), frame.n),
+                    aligned_array(b, framed, len(shape), frame.n),
+                )
             link = Val(test, framed, shape, "bool")
             result = link if result is None else _logical(np.logical_and, result, link, frame)
         return result
@@ -94,6 +103,46 @@ class ConditionRules:
             keys = number_keys(keys)
         inside = the_set.position(np.atleast_1d(keys).ravel()) >= 0
         return Val(inside.reshape(keys.shape), element.framed, element.shape, "bool")
+
+    def _v_Subset(self, node: ast.Subset, frame: Frame) -> Val:
+        """`A within B`: B holds every member of A (row by row where either depends on a
+        dummy: A diff B is empty)."""
+        left, right = self.set_of(node.left, frame), self.set_of(node.right, frame)
+        if isinstance(left, SetValue) and isinstance(right, SetValue):
+            if left.dim != right.dim:
+                raise DflError("`within` compares sets of different tuple widths", node.pos)
+            return Val(np.asarray(bool(np.all(right.position(left.keys) >= 0))), kind="bool")
+        return Val(_row_set_op("diff", left, right, frame.n).counts == 0, True, (), "bool")
+
+    def _v_Concat(self, node: ast.Concat, frame: Frame) -> Val:
+        """MathProg's `a & b`: the element whose text joins a's and b's."""
+        sides = [self.value(side, frame) for side in (node.left, node.right)]
+        framed = any(v.framed for v in sides)
+        n = frame.n if framed else 1
+        left, right = (_texts(v, n) for v in sides)
+        keys = intern_all([a + b for a, b in zip(left, right, strict=True)])
+        return Val(keys if framed else np.asarray(keys[0]), framed, (), "elem")
+
+    def _text_call(self, node: ast.Call, frame: Frame) -> Val:
+        """MathProg's `length(s)` and `substr(s, k[, n])` (k from 1) of an element's text."""
+        vals = [self.value(arg, frame) for arg in node.args]
+        framed = any(v.framed for v in vals)
+        n = frame.n if framed else 1
+        texts = _texts(vals[0], n)
+        if node.func == "length":
+            out = np.array([len(t) for t in texts], dtype=np.int64)
+            return Val(out if framed else out[0], framed, ())
+        start, size = (np.broadcast_to(np.asarray(v.payload), (n,)) for v in (vals + vals[1:])[1:3])
+        if len(vals) < 3:
+            size = np.array([len(t) for t in texts]) - start + 1
+        bad = (start < 1) | (start > [len(t) + 1 for t in texts]) | (size < 0)
+        if np.any(bad):
+            k = int(np.nonzero(bad)[0][0])
+            raise EvalError(f"`substr` of \"{texts[k]}\" from {start[k]:g} for {size[k]:g} "
+                            "characters is outside it")
+        keys = intern_all([t[int(a) - 1:int(a) - 1 + int(b)]
+                           for t, a, b in zip(texts, start, size, strict=True)])
+        return Val(keys if framed else np.asarray(keys[0]), framed, (), "elem")
 
     def _tuple_member(self, node: ast.Tuple, the_set: SetValue | RowRanges | RowSets,
                       frame: Frame) -> Val:
@@ -198,6 +247,8 @@ class ConditionRules:
         return Val(_stepped(lo, hi, k[0]), True, (), "set")
 
     def _v_SetLiteral(self, node: ast.SetLiteral, frame: Frame) -> Val:
+        if node.elements and isinstance(node.elements[0], ast.Tuple):
+            return self._tuple_literal(node, frame)
         if node.elements and self.value(node.elements[0], frame).kind == "set":
             product = self.set_of(node.elements[0], frame)  # AMPL's `{ORIG, DEST}`
             for element in node.elements[1:]:
@@ -206,26 +257,19 @@ class ConditionRules:
         values = [self.value(element, frame) for element in node.elements]
         if any(v.framed for v in values):  # `{i, s}` with a dummy: a set per frame row
             return Val(self._row_literal(node, frame), True, (), "set")
-        keys = []
-        for element, v in zip(node.elements, values, strict=True):
-            if v.symbolic or v.shape != ():
-                raise DflError("a set literal lists fixed elements", element.pos)
-            key = np.asarray(v.payload)
-            if v.kind != "elem":
-                key = whole_keys(key)
-                if key is None:
-                    raise DflError(f"a set element must be a string or one of the "
-                                   f"{ELEMENT_RANGE}", element.pos)
-            keys.append(int(key))
-        the_set = SetValue(np.asarray(keys, dtype=np.int64).reshape(-1, 1))
-        repeats = the_set.duplicates()
-        if not len(repeats):
-            return Val(the_set, kind="set")
-        if all(isinstance(e, (ast.Number, ast.String)) for e in node.elements):
-            raise DflError("a set literal repeats an element", node.pos)
-        # params that happen to be equal (`{s, t}` with s = t): one element, as in AMPL
-        keep = np.setdiff1d(np.arange(len(keys)), repeats)
-        return Val(SetValue(the_set.keys[keep]), kind="set")
+        keys = [_literal_key(e, v) for e, v in zip(node.elements, values, strict=True)]
+        return _literal_set(node, np.asarray(keys, dtype=np.int64).reshape(-1, 1))
+
+    def _tuple_literal(self, node: ast.SetLiteral, frame: Frame) -> Val:
+        """`{(0, 1), (1, 0)}` (the checker saw one width): fixed tuples."""
+        rows = []
+        for element in node.elements:
+            values = [self.value(part, frame) for part in element.items]
+            if any(v.framed for v in values):
+                raise DflError("a set literal of tuples lists fixed elements", element.pos)
+            rows.append([_literal_key(p, v) for p, v in zip(element.items, values, strict=True)])
+        width = len(node.elements[0].items)
+        return _literal_set(node, np.asarray(rows, dtype=np.int64).reshape(-1, width))
 
     def _row_literal(self, node: ast.SetLiteral, frame: Frame) -> RowSets:
         """`{i, s}` listing a dummy: each row's own set, a repeat counted once (`i == s`)."""
@@ -293,6 +337,52 @@ def _per_row(the_set, n: int) -> tuple[np.ndarray, np.ndarray]:
         raise EvalError("a set operation on ranges that depend on dummies is not supported")
     check_count(n * the_set.n, "this set operation")
     return np.repeat(np.arange(n, dtype=np.int64), the_set.n), np.tile(the_set.keys, (n, 1))
+
+
+def _literal_key(element: ast.Expr, v: Val) -> int:
+    """The key of one fixed element a set literal lists."""
+    if v.symbolic or v.shape != ():
+        raise DflError("a set literal lists fixed elements", element.pos)
+    key = np.asarray(v.payload)
+    if v.kind != "elem":
+        key = whole_keys(key)
+        if key is None:
+            raise DflError(f"a set element must be a string or one of the {ELEMENT_RANGE}",
+                           element.pos)
+    return int(key)
+
+
+def _literal_set(node: ast.SetLiteral, keys: np.ndarray) -> Val:
+    """The set of a literal's rows of keys; a repeat of equal params (`{s, t}` with s = t) is
+    one member, as in AMPL, and a repeated literal element an error."""
+    the_set = SetValue(keys)
+    repeats = the_set.duplicates()
+    if not len(repeats):
+        return Val(the_set, kind="set")
+    if all(isinstance(p, (ast.Number, ast.String)) for e in node.elements
+           for p in (e.items if isinstance(e, ast.Tuple) else (e,))):
+        raise DflError("a set literal repeats an element", node.pos)
+    keep = np.setdiff1d(np.arange(len(keys)), repeats)
+    return Val(SetValue(the_set.keys[keep]), kind="set")
+
+
+def _text_order(op: str, a: Val, b: Val, framed: bool, n: int, node: ast.Expr) -> np.ndarray:
+    """`<`, `<=`, ... where a string element takes part: the texts in alphabetical (code
+    point) order, a number written as MathProg writes it (`"10" < "9"`), as AMPL and MathProg
+    compare them."""
+    if a.shape != () or b.shape != ():
+        raise DflError(f"`{op}` orders single elements", node.pos)
+    rows = n if framed else 1
+    test = _COMPARE[op](np.array(_texts(a, rows)), np.array(_texts(b, rows)))
+    return test if framed else test[0]
+
+
+def _texts(v: Val, n: int) -> list[str]:
+    """Each row's text of an element or number (a number as MathProg writes it, `%.15g`)."""
+    values = np.broadcast_to(np.asarray(v.payload), (n,))
+    if v.kind == "elem":
+        return [str(element_of(key)) for key in values]
+    return [f"{x:.15g}" for x in values.astype(float)]
 
 
 def _has_strings(v: Val) -> bool:

@@ -164,7 +164,8 @@ class RowSets:
         """The sets whose members are `keys[t]` in row `rows[t]` (`rows` ascending)."""
         begin = np.searchsorted(rows, np.arange(n), side="left")
         end = np.searchsorted(rows, np.arange(n), side="right")
-        return RowSets(np.asarray(keys, dtype=np.int64).reshape(len(rows), -1), begin, end)
+        keys = np.asarray(keys, dtype=np.int64)  # (one column where 1-d; none may be left)
+        return RowSets(keys.reshape(-1, 1) if keys.ndim == 1 else keys, begin, end)
 
 
 SetEvaluator = Callable[[object, Frame], "SetValue | RowRanges | RowSets"]

@@ -17,6 +17,7 @@ import numpy as np
 from .. import ast
 from .elements import SetValue, element_of, number_keys
 from .frame import Frame, RowRanges, RowSets
+from .set_functions import SET_FUNCTIONS
 from .values import EvalError, Val, aligned_array
 
 
@@ -25,6 +26,8 @@ class OrderedRules:
 
     def _set_call(self, node: ast.Call, frame: Frame) -> Val:
         name = node.func
+        if SET_FUNCTIONS[name].text:
+            return self._text_call(node, frame)
         if name == "card":
             return _card(self.set_of(node.args[0], frame), frame)
         if name in ("first", "last"):

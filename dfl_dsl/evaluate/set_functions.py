@@ -1,5 +1,6 @@
-"""The set functions of ordered sets (`card first last next prev nextw prevw ord ord0 member`):
-how many arguments each takes, of what kind, and what it returns. The checker reads this table
+"""The set functions of ordered sets (`card first last next prev nextw prevw ord ord0 member`)
+and MathProg's text functions of elements (`length substr`): how many arguments each takes,
+of what kind, and what it returns. The checker reads this table
 at start-up, so it lives apart from their evaluation (evaluate/ordered.py), which needs numpy
 and scipy."""
 
@@ -15,6 +16,7 @@ class SetFunction:
     kinds: tuple[str, ...]  # what each argument is: "set", "elem" or "num"
     result: str  # "elem" or "num"
     signature: str
+    text: bool = False  # a function of an element's text (evaluate/conditions.py)
 
 
 SET_FUNCTIONS = {
@@ -34,4 +36,8 @@ SET_FUNCTIONS = {
                         "an element and a set: `ord0(e, S)` (0 when not in it)"),
     "member": SetFunction(2, 2, ("num", "set"), "elem",
                           "a position and a set: `member(k, S)` (k from 1)"),
+    "length": SetFunction(1, 1, ("elem",), "num", "an element: `length(s)`", text=True),
+    "substr": SetFunction(2, 3, ("elem", "num", "num"), "elem",
+                          "an element, a start (from 1) and a length: `substr(s, k, n)`",
+                          text=True),
 }

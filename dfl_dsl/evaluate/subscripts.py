@@ -13,6 +13,7 @@ from .elements import ELEMENT_RANGE, format_key, whole_keys
 from .entities import Entity
 from .families import SetFamily
 from .frame import Column, Frame
+from .lazy import MissingEntry
 from .poly import Poly
 from .values import EvalError, Val, flat_data, index_map
 
@@ -73,6 +74,8 @@ class SubscriptRules:
                 gone = entity.missing[pos]
                 if gone.any():
                     bad = int(pos[np.nonzero(gone)[0][0]])
+                    if "lazy" in entity.extra:  # (computed when first read: evaluate/lazy.py)
+                        raise MissingEntry(entity.name, bad)
                     raise EvalError(
                         f"param `{entity.name}` has no value for {entity.entry_label(bad)}",
                         "give it in the data, or declare a `default`",

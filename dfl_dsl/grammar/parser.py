@@ -13,64 +13,16 @@ from lark.grammar import NonTerminal
 
 from .. import ast
 from ..errors import DflError
+from .ampl_words import AmplWords
 from .columns import Clause, ColumnVar, NodeDecl, lower_columns
 from .depth import check_depth
 from .piecewise import Indexed, piecewise
 from .syntax_errors import syntax_error
 
-
-class _AmplWords:
-    """AMPL's words that are keywords only where they are used so, and names elsewhere (AMPL
-    reserves none of them): `prod` is the iterated product only before `{` (the AMPL book's
-    bigprod and dist name a set `prod`); `node` and `arc` open a declaration only at the start
-    of a statement, before its name; `obj`, `coeff`, `cover` and `from` are clauses of a `var`
-    or `arc` only after a comma."""
-
-    always_accept = ()
-    _CLAUSES = {"obj": "OBJ", "coeff": "COEFF", "cover": "COVER", "from": "FROM"}
-
-    def process(self, stream):
-        last = head = held = None  # the token before, the statement's first, one held back
-        try:
-            for token in stream:
-                if held is not None:
-                    out = self._word(held, last, head, token)
-                    head = out if last is None or last.type == "SEMICOLON" else head
-                    last = out
-                    yield out
-                    held = None
-                if token.type in ("PROD", "NAME"):
-                    held = token  # (decided by the token after it)
-                    continue
-                head = token if last is None or last.type == "SEMICOLON" else head
-                last = token
-                yield token
-        except UnexpectedInput:  # a character no token starts with: the held one still
-            if held is not None:  # came before it (`model diet.mod;` is read by its tokens)
-                yield self._word(held, last, head, None)
-            raise
-        if held is not None:
-            yield self._word(held, last, head, None)
-
-    def _word(self, token, last, head, after):
-        word = str(token)
-        if token.type == "PROD":
-            kind = "PROD" if after is not None and after.type == "LBRACE" else "NAME"
-        elif word in ("node", "arc") and (last is None or last.type == "SEMICOLON") and (
-                after is not None and after.type == "NAME"):
-            kind = word.upper()
-        elif (word in self._CLAUSES and last is not None and last.type == "COMMA"
-              and head is not None and head.type in ("VAR", "ARC")):
-            kind = self._CLAUSES[word]
-        else:
-            return token
-        return Token.new_borrow_pos(kind, token, token) if kind != token.type else token
-
-
 LARK_OPTIONS = dict(
     parser="lalr",
     lexer="basic",  # keywords always lex as keywords, so `param set;` is refused
-    postlex=_AmplWords(),
+    postlex=AmplWords(),
     strict=True,
     propagate_positions=True,
     maybe_placeholders=True,
@@ -364,6 +316,9 @@ class _ToAst:
     def not_(self, meta, c):
         return ast.Not(c[1], pos=_pos(meta))
 
+    def not_bang(self, meta, c):
+        return ast.Not(c[0], pos=_pos(meta))  # MathProg's `!c`
+
     def comp_op(self, meta, c):
         return str(c[0])
 
@@ -378,6 +333,12 @@ class _ToAst:
     def not_member(self, meta, c):
         """AMPL's `e not in S`."""
         return ast.Not(ast.Member(c[0], c[3], pos=_pos(meta)), pos=_pos(meta))
+
+    def subset(self, meta, c):
+        return ast.Subset(c[0], c[2], pos=_pos(meta))
+
+    def concat(self, meta, c):
+        return ast.Concat(c[0], c[1], pos=_pos(meta))
 
     def set_op(self, meta, c):
         return ast.SetOp(str(c[1]), c[0], c[2], pos=_pos(meta))

@@ -31,7 +31,7 @@ KEYWORDS = frozenset(
     "inter inf symmetric subj check cross setof ordered circular dimen symbolic logical Infinity "
     "symdiff mod div by less exists forall".split()
 )
-# terminals the postlexer makes of names (parser._AmplWords)
+# terminals the postlexer makes of names (ampl_words.AmplWords)
 CONTEXT_WORDS = frozenset("NODE ARC OBJ COEFF COVER FROM".split())
 # words that start a param's attribute (after a value they need a comma before them)
 PARAM_ATTRIBUTES = frozenset("default int integer binary logical symbolic predicted uncertain psd "
@@ -48,9 +48,7 @@ STATEMENT_STARTS = frozenset("SET PARAM VAR EXPR MODEL MINIMIZE MAXIMIZE SUBJECT
 OPERAND_ENDS = frozenset("NAME NUMBER STRING INF INFINITY RPAR RSQB RBRACE TRANSPOSE".split())
 OPERAND_STARTS = frozenset("NAME NUMBER STRING INF INFINITY LPAR".split())
 CHARACTER_HINTS = {
-    "&": "write `and`",
     "|": "write `or`",
-    "!": "write `not`, or `!=` for 'different from'",
     "%": "there is no `%` operator",
 }
 

@@ -510,10 +510,11 @@ def test_integer_elements_in_arithmetic_are_numbers():
     assert _objective_vector(inst).tolist() == [3, -2]
 
 
-def test_ordering_strings_is_an_error():
-    with pytest.raises(DflError, match="can't order string elements"):
-        bind('set I; var x{I}; minimize f: sum{i in I: i >= "a"} x[i];',
-             {"I": ["a", "b"]}).compile()
+def test_strings_are_ordered_alphabetically_as_in_ampl():
+    inst = bind('set I; var x{I} in [0, 1]; minimize f: sum{i in I: i > "b" and i <= "c2"} x[i]'
+                ' - sum{i in I: 10 < i} x[i];', {"I": ["a", "b", "c", "c10", "9"]})
+    # c and c10 pass the first filter; 10 is "10" beside a text, before "9" and every letter
+    assert _objective_vector(inst).tolist() == [-1, -1, 0, 0, -1]
 
 
 def test_element_params_subscript_variables():
