@@ -270,10 +270,11 @@ def _verified(built: CvxpyProblem, inst: Instance, solution: Solution, time_limi
     `highs.verified` checks for (benchmarks/fuzz.py seed 5013383: `optimal` 0.7639 at a
     feasible point, the optimum 0.70599; 5036872: an error). Its `optimal` is checked the
     same way (common.kkt_residuals, where the form's rows are the model's own); one that
-    fails, or an `error`, is solved again by Clarabel (an interior-point method: no active
-    set to misjudge), whose answer must pass too, or the answer says it is not proven."""
+    fails, an `error` or an `unbounded` is solved again by Clarabel (an interior-point
+    method: no active set to misjudge), whose `optimal` must pass too; else an `unbounded`
+    stands and an `optimal` says it is not proven."""
     first = _optimality(inst, solution)
-    if solution.status not in ("optimal", "error") or (
+    if solution.status not in ("optimal", "error", "unbounded") or (
             solution.status == "optimal" and (first is None or first.holds())):
         return solution  # (None: a form with auxiliary columns or reductions' rows)
     said = "CVXPY's HiGHS's `{}` {}".format(solution.status, f"fails the KKT check "
@@ -289,6 +290,8 @@ def _verified(built: CvxpyProblem, inst: Instance, solution: Solution, time_limi
             again.message = f"{again.message}; {said}"
             return again
         said += "; and so does Clarabel's answer"
+    if solution.status == "unbounded":  # (stands unless an optimum was found)
+        return solution
     answers = [(s, _optimality(inst, s)) for s in (solution, again)]
     best, verdict = min([(s, k) for s, k in answers if k is not None],
                         key=lambda pair: (not pair[1].feasible(), pair[0].objective),

@@ -258,13 +258,15 @@ def verified(form: LinearForm, theta, raw: RawResult, time_limit: float | None =
              seed: int | None = None) -> RawResult:
     """A continuous QP's `optimal` (or `error`) from HiGHS, checked against the KKT conditions
     at the model's scale (common.kkt_residuals): HiGHS's active-set QP solver judges its
-    tolerances on the data as given, and answered `optimal` at a non-optimal point, or
-    `error` ("claims optimality, but with primal infeasibilities"), on QPs with one entry
-    near 1e6 (benchmarks/fuzz.py, docs/reliability.md). An answer that fails is solved again
-    on the equilibrated form (equilibrate.py), whose answer must pass the same check; if
-    neither does, the answer says so (`common.unproven`). LPs and MIPs are not checked (the
+    tolerances on the data as given, and answered `optimal` at a non-optimal point, `error`
+    ("claims optimality, but with primal infeasibilities") or `unbounded` (of a strictly
+    convex QP) on QPs with one entry 1e3 to 1e6 times the others (benchmarks/fuzz.py,
+    docs/reliability.md). Such an answer is solved again on the equilibrated form
+    (equilibrate.py), whose answer must pass the same check (a KKT point of a convex QP is
+    its optimum: that refutes `unbounded` too); if none does, an `unbounded` stands and an
+    `optimal` says it is not proven (`common.unproven`). LPs and MIPs are not checked (the
     simplex's and the MIP solver's answers had no such failure): they pay nothing."""
-    if not form.is_qp or form.is_mip or raw.status not in ("optimal", "error"):
+    if not form.is_qp or form.is_mip or raw.status not in ("optimal", "error", "unbounded"):
         return raw
     first = _optimality(form, theta, raw)
     if first is not None and first.holds():
@@ -285,6 +287,8 @@ def verified(form: LinearForm, theta, raw: RawResult, time_limit: float | None =
                             "equilibrated"
             return again
         answers.append((again, verdict))
+    if raw.status == "unbounded":
+        return raw
     checked = [(r, k) for r, k in answers if k is not None]
     best, verdict = min(checked, key=lambda pair: (not pair[1].feasible(), pair[0].objective),
                         default=(raw, None))

@@ -1,10 +1,12 @@
-"""HiGHS's QP answers checked at the model's scale (highs.verified): a wrong `optimal` or an
-`error` is re-solved equilibrated, and an answer nothing confirms is not called optimal."""
+"""HiGHS's QP answers checked at the model's scale (highs.verified): a wrong `optimal`, an `error`
+or an `unbounded` is re-solved equilibrated, and an answer nothing confirms is not called
+optimal."""
 
 from __future__ import annotations
 
 import json
 
+import cvxpy as cp
 import numpy as np
 import pytest
 from _helpers import OPTIMUM, SEED_5000398, SEED_5036872, bind, spec_dir, spec_qp_with
@@ -79,3 +81,53 @@ PORTFOLIO_SMALL = """var x{0..1} >= 0;
 minimize f: 0.5 * (x[0]^2 + x[1]^2) - 1.5 * x[0] - 1.5 * x[1];
 s.t. total: x[0] + x[1] <= 1.5;
 """
+
+
+FREE_QP = """param n : int; param m : int; param P[n, n] psd; param q[n]; param A[m, n];
+param u[m];
+var x[n];
+minimize f: 0.5 * quad_form(x, P) + q @ x;
+subject to rows: A @ x <= u;
+"""
+# two free variables, P positive definite, one entry of A near 1e6: HiGHS 1.16 says `optimal`
+# -0.5911, the optimum is -13.1966 (Clarabel), and its equilibrated re-solves call the
+# problem unbounded
+TWO = {"n": 2, "m": 2, "P": [[1.923, -1.889], [-1.889, 2.19]], "q": [-1.282, -1.663],
+       "A": [[-0.943, 0.326], [-954359.482, -1.401]], "u": [0.185, 0.429]}
+# three free variables, P positive definite, A[0, 1] = 7803: HiGHS 1.16 says `unbounded`
+THREE = {"n": 3, "m": 3, "P": [[0.445, 0.15, 0.398], [0.15, 1.042, -0.475],
+                               [0.398, -0.475, 1.038]],
+         "q": [-1.922, -0.096, 0.676], "A": [[1.178, 7803.327, -0.953], [-0.398, -1.07, 0.777],
+                                             [-1.337, 1.138, 0.894]], "u": [1.801, 1.27, 0.681]}
+
+
+def _clarabel(data: dict) -> float:
+    P, q, A, u = (np.array(data[k]) for k in "PqAu")
+    assert np.linalg.eigvalsh(P).min() > 0.05  # strictly convex: an optimum, never unbounded
+    x = cp.Variable(data["n"])
+    problem = cp.Problem(cp.Minimize(0.5 * cp.quad_form(x, P) + q @ x), [A @ x <= u])
+    problem.solve(solver="CLARABEL")
+    return problem.value
+
+
+def test_a_wrong_optimal_nothing_fixes_is_feasible_not_optimal():
+    """HiGHS's own answer fails the check and so do its re-solves: `feasible` at HiGHS's
+    point (which meets the rows; its objective is above the optimum) with the reason.
+    CVXPY, which has Clarabel to turn to, finds the optimum."""
+    optimum = _clarabel(TWO)
+    sol = bind(FREE_QP, TWO).solve("highs")
+    if sol.status == "optimal":  # (a HiGHS that solves it: then it must be right)
+        assert sol.objective == pytest.approx(optimum, rel=1e-6)
+        return
+    assert sol.status == "feasible" and sol.objective > optimum + 1
+    assert sol.extra["warning"].startswith("not proven optimal: HiGHS's `optimal` fails")
+    cvx = bind(FREE_QP, TWO).solve("cvxpy")
+    assert cvx.status == "optimal" and cvx.objective == pytest.approx(optimum, rel=1e-6)
+
+
+def test_an_unbounded_strictly_convex_qp_is_re_solved_to_its_optimum():
+    optimum = _clarabel(THREE)
+    for backend in ("highs", "cvxpy", "pyomo"):
+        sol = bind(FREE_QP, THREE).solve(backend)
+        assert sol.status == "optimal", backend
+        assert sol.objective == pytest.approx(optimum, rel=1e-6), backend
