@@ -118,7 +118,10 @@ class Optimality:
     gap: float
 
     def holds(self, tol: float = KKT_TOLERANCE) -> bool:
-        return max(self.primal, self.dual, self.gap) <= tol  # (NaN fails)
+        """Each measure within `tol`, the gap within a tenth of it: it bounds the objective's
+        error, which a 1e-5 gap let reach 4e-5 of a QP's objective (HiGHS, a row with an
+        entry of 3e5 slack by 8.7 and a dual on it); correct answers' gaps were below 3e-8."""
+        return max(self.primal, self.dual, 10 * self.gap) <= tol  # (NaN fails)
 
     def feasible(self, tol: float = KKT_TOLERANCE) -> bool:
         return self.primal <= tol
