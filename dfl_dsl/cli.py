@@ -235,6 +235,9 @@ def solve(
         from .solution_report import print_solution
 
         print_solution(sol, out())
+    if sol.extra.get("warning"):  # (e.g. an `optimal` the KKT check didn't confirm)
+        err().print(f"dfl: warning: {sol.extra['warning']}", markup=False, highlight=False,
+                    soft_wrap=True)
     if sol.status in NO_SOLUTION:
         if as_json:
             raise typer.Exit(1)

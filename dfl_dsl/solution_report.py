@@ -39,5 +39,5 @@ def print_solution(sol, console: Console) -> None:
     if hidden:
         console.print(f"... and {hidden} more nonzero entries (use --json or --output for all)")
     for key, value in sol.extra.items():
-        if key != "iis":
+        if key not in ("iis", "warning"):  # (the CLI prints a warning on stderr)
             console.print(f"{key}: {value}", markup=False)

@@ -55,3 +55,21 @@ def scm_forms(n: int = 12, seed: int = 0) -> list:
         SCMForm.from_features(X, groups=groups, caps=np.array([1.0, 2.0, 1.0])),
         SCMForm.from_features(X),
     ]
+
+
+def spec_qp_with(*changes: tuple[str, int, int, float]) -> tuple[str, dict]:
+    """The spec's `qp` model and its data with entries (param, i, j, value) replaced."""
+    spec = spec_dir()
+    data = json.loads((spec / "qp.json").read_text())
+    for name, i, j, value in changes:
+        data[name][i][j] = value
+    return (spec / "qp.opt").read_text(), data
+
+
+# benchmarks/fuzz.py `solved` inputs HiGHS 1.16's QP solver got wrong (docs/reliability.md):
+# the spec's `qp` with one entry near 1e6 (5036872 also halves A[0, 1]), and the optimum
+# Clarabel finds
+SEED_5036872 = (("A", 0, 1, -0.83567624328504), ("A", 27, 5, 789867.2098844763))
+SEED_5000398 = (("G", 3, 9, -1337589.5049472426),)
+SEED_5013383 = (("P", 11, 11, 906350.3749012689),)
+OPTIMUM = {5036872: -1.37552088646, 5000398: -1.42298938999, 5013383: 0.70599460728}

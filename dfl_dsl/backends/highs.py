@@ -18,7 +18,8 @@ import scipy.sparse as sp
 from ..compile.bridges import build_linear, linear_form
 from ..compile.linear import LinearForm
 from ..instance import Instance
-from .common import RawResult, optimal_without_columns, to_solution
+from .common import RawResult, kkt_residuals, optimal_without_columns, to_solution, unproven
+from .equilibrate import equilibrated, unscaled
 from .magnitudes import check_representable, highs_limits
 
 _quiet = False
@@ -226,7 +227,7 @@ class HighsModel:
 def solve(form: LinearForm, *, theta=None, time_limit=None, seed=None) -> tuple[RawResult, float]:
     start = time.perf_counter()
     model = HighsModel(form, theta=theta, time_limit=time_limit, seed=seed)
-    result = model.solve()
+    result = verified(form, theta, model.solve(), _left(time_limit, start), seed)
     return result, time.perf_counter() - start
 
 
@@ -240,10 +241,81 @@ def solve_instance(inst: Instance, *, time_limit=None, seed=None):
     given = inst.start()
     if given is not None and form.is_mip:  # AMPL's initial values: a (partial) MIP start
         model.h.setSolution(len(given[0]), given[0].astype(np.int32), _floats(given[1]))
-    raw = model.solve()
+    raw = verified(form, theta, model.solve(), _left(time_limit, start), seed)
     if raw.status == "infeasible" and not form.is_mip and form.kept_rows is not None:
         # rows turned into bounds hide from an IIS: look for one on the unreduced form
         full = build_linear(inst, reduce=False)
         raw.iis_rows = HighsModel(full, theta=theta).solve().iis_rows
         return to_solution(inst, full, raw, "highs", time.perf_counter() - start)
     return to_solution(inst, form, raw, "highs", time.perf_counter() - start)
+
+
+def _left(time_limit: float | None, start: float) -> float | None:
+    return None if time_limit is None else time_limit - (time.perf_counter() - start)
+
+
+def verified(form: LinearForm, theta, raw: RawResult, time_limit: float | None = None,
+             seed: int | None = None) -> RawResult:
+    """A continuous QP's `optimal` (or `error`) from HiGHS, checked against the KKT conditions
+    at the model's scale (common.kkt_residuals): HiGHS's active-set QP solver judges its
+    tolerances on the data as given, and answered `optimal` at a non-optimal point, `error`
+    ("claims optimality, but with primal infeasibilities") or `unbounded` (of a strictly
+    convex QP) on QPs with one entry 1e3 to 1e6 times the others (benchmarks/fuzz.py,
+    docs/reliability.md). Such an answer is solved again on the equilibrated form
+    (equilibrate.py), whose answer must pass the same check (a KKT point of a convex QP is
+    its optimum: that refutes `unbounded` too); if none does, an `unbounded` stands and an
+    `optimal` says it is not proven (`common.unproven`). LPs and MIPs are not checked (the
+    simplex's and the MIP solver's answers had no such failure): they pay nothing."""
+    if not form.is_qp or form.is_mip or raw.status not in ("optimal", "error", "unbounded"):
+        return raw
+    first = _optimality(form, theta, raw)
+    if first is not None and first.holds():
+        return raw
+    said = f"HiGHS's `{raw.status}` " + (f"fails the KKT check ({first.describe()})"
+                                         if first is not None else f"({raw.message})")
+    answers = [(raw, first)]
+    scaled = equilibrated(form, theta)
+    stop = None if time_limit is None else time.perf_counter() + time_limit
+    for options in RESOLVE_OPTIONS:
+        left = None if stop is None else stop - time.perf_counter()
+        if left is not None and left <= 0:
+            break
+        again = _resolve(scaled, options, left, seed)
+        verdict = _optimality(form, theta, again)
+        if again.status == "optimal" and verdict is not None and verdict.holds():
+            again.message = f"{again.message}; {said}: re-solved with rows and columns " \
+                            "equilibrated"
+            return again
+        answers.append((again, verdict))
+    if raw.status == "unbounded":
+        return raw
+    checked = [(r, k) for r, k in answers if k is not None]
+    best, verdict = min(checked, key=lambda pair: (not pair[1].feasible(), pair[0].objective),
+                        default=(raw, None))
+    if len(answers) > 1:
+        said += "; and so does a re-solve with rows and columns equilibrated"
+    return unproven(best, verdict, said)
+
+
+# The re-solves' options: without HiGHS's proximal regularization first (its 1e-7 · x̂ is a
+# stationarity error of its own where the equilibrated x̂ is large: 2e-3 at the model's
+# scale in seed 5036872's column with the 7.9e5 entry), then with it, which a singular
+# reduced Hessian may need.
+RESOLVE_OPTIONS = ({"qp_regularization_value": 0.0}, {})
+
+
+def _resolve(scaled: tuple, options: dict, time_limit, seed) -> RawResult:
+    """HiGHS on the equilibrated form (`equilibrate.equilibrated`'s triple) with `options`,
+    its answer mapped back to the original form."""
+    form, D, E = scaled
+    model = HighsModel(form, time_limit=time_limit, seed=seed)
+    for name, value in options.items():
+        model.h.setOptionValue(name, value)
+    return unscaled(model.solve(), D, E)
+
+
+def _optimality(form: LinearForm, theta, raw: RawResult):
+    """`kkt_residuals` of an answer with a point and duals (None without them)."""
+    if raw.x is None or raw.row_duals is None:
+        return None
+    return kkt_residuals(form, raw.x, raw.row_duals, raw.col_duals, theta)

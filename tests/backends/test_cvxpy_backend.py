@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _helpers import bind
+from _helpers import OPTIMUM, SEED_5013383, SEED_5036872, bind, spec_qp_with
 
 import dfl_dsl as dfl
 from dfl_dsl.backends import cvxpy_backend
+from dfl_dsl.solution import Solution
 
 
 def test_norms_and_sum_squares():
@@ -166,3 +167,54 @@ def test_badly_scaled_lps_are_solved_right(text, want):
     assert sol.status == "optimal" and sol.message.startswith("HIGHS")
     assert sol.objective == pytest.approx(want, abs=1e-11)
     assert sol.objective == pytest.approx(inst.solve("highs").objective, abs=1e-11)
+
+
+@pytest.mark.parametrize(("seed", "changes"), [(5013383, SEED_5013383),
+                                               (5036872, SEED_5036872)])
+def test_a_wrong_or_failed_qp_answer_from_cvxpys_highs_is_solved_by_clarabel(seed, changes):
+    """Seed 5013383: CVXPY's HiGHS said `optimal` 0.7639 at a feasible non-optimal point (the
+    optimum 0.70599); 5036872: it failed. The KKT check catches the first, and Clarabel's
+    answer, which passes it, is the one returned."""
+    sol = bind(*spec_qp_with(*changes)).solve("cvxpy")
+    assert sol.status == "optimal"
+    assert sol.objective == pytest.approx(OPTIMUM[seed], rel=1e-7)
+
+
+def _wrong_then(inst, monkeypatch, second):
+    """CVXPY's HiGHS made to answer a vertex `optimal` with zero duals; then `second`."""
+    answers = []
+    real = cvxpy_backend._solved
+
+    def solved(built, inst_, solver, options, start):
+        answers.append(solver)
+        if solver == "HIGHS":
+            return Solution("optimal", -1.0, np.array([1.0, 0.0]), "cvxpy", 0.0, inst_,
+                            duals={"total": np.zeros(1)}, message="HIGHS: optimal")
+        return real(built, inst_, solver, options, start) if second is None else second(inst_)
+
+    monkeypatch.setattr(cvxpy_backend, "_solved", solved)
+    return inst.solve("cvxpy"), answers
+
+
+SMALL = """var x{0..1} >= 0;
+minimize f: 0.5 * (x[0]^2 + x[1]^2) - 1.5 * x[0] - 1.5 * x[1];
+s.t. total: x[0] + x[1] <= 1.5;
+"""
+
+
+def test_a_qp_answer_that_fails_the_kkt_check_goes_to_clarabel(monkeypatch):
+    sol, solvers = _wrong_then(bind(SMALL), monkeypatch, None)
+    assert solvers == ["HIGHS", "CLARABEL"]
+    assert sol.status == "optimal" and sol.objective == pytest.approx(-1.6875, rel=1e-7)
+    assert "CVXPY's HiGHS's `optimal` fails the KKT check" in sol.message
+
+
+def test_a_qp_answer_nothing_confirms_is_feasible_with_a_warning(monkeypatch):
+    def also_wrong(inst):
+        return Solution("optimal", -1.0, np.array([1.0, 0.0]), "cvxpy", 0.0, inst,
+                        duals={"total": np.zeros(1)}, message="CLARABEL: optimal")
+
+    sol, _ = _wrong_then(bind(SMALL), monkeypatch, also_wrong)
+    assert (sol.status, sol.objective) == ("feasible", -1.0) and sol.duals is None
+    assert sol.extra["warning"].startswith("not proven optimal: CVXPY's HiGHS's `optimal`")
+    assert "and so does Clarabel's answer" in sol.extra["warning"]

@@ -4,14 +4,20 @@ the infeasible QP is `relaxed` with its least total L1 violation, float32 and er
 from __future__ import annotations
 
 import json
+import re
 
+import numpy as np
 import pytest
 import torch
 from _helpers import expected, spec_dir
 from typer.testing import CliRunner
 
 import dfl_dsl as dfl
+from dfl_dsl.backends.common import RawResult
+from dfl_dsl.backends.flexqp.backend import _verified
+from dfl_dsl.backends.flexqp.forms import DenseForm
 from dfl_dsl.cli import app
+from dfl_dsl.compile.bridges import build_linear
 
 
 @pytest.mark.parametrize("name", ["qp", "simplex_lsq"])
@@ -180,3 +186,40 @@ def test_a_limit_stopped_point_that_meets_the_rows_is_feasible():
                      "subject to c: x[0] + x[1] <= 100;").bind({})
     sol = inst.solve("flexqp", max_iter=2)  # stops early, far inside the constraints
     assert sol.status == "feasible" and sol.extra["iterations"] == 2
+
+
+@pytest.mark.parametrize(("dtype", "cap"), [("float64", "1.34078e+154"),
+                                            ("float32", "1.84467e+19")])
+def test_numbers_whose_square_overflows_are_a_located_error(tmp_path, dtype, cap):
+    """P[0, 0] = 1e307: FlexQP's ADMM forms P + ρAᵀA and xᵀPx; in float32 the entry is inf
+    and the Cholesky factorization failed (exit 3). Now exit 2 at the objective."""
+    spec = spec_dir()
+    data = json.loads((spec / "qp.json").read_text())
+    data["P"][0][0] = 1e307
+    path = tmp_path / "qp.json"
+    path.write_text(json.dumps(data))
+    inst = dfl.load(spec / "qp.opt").bind(path)
+    with pytest.raises(dfl.DflError, match=re.escape(
+            f"quadratic coefficient of 1e+307: FlexQP takes magnitudes below {cap}")) as error:
+        inst.solve("flexqp", dtype=dtype)
+    assert error.value.pos is not None  # (the objective's line and column)
+    result = CliRunner().invoke(app, ["solve", str(spec / "qp.opt"), "--data", str(path),
+                                      "--backend", "flexqp"])
+    assert result.exit_code == 2 and "FlexQP takes magnitudes below" in result.output
+
+
+def test_an_optimal_that_fails_the_kkt_check_is_not_called_optimal():
+    """A hand-made wrong answer (a vertex, where the optimum is (¾, ¾)) given to the check
+    FlexQP's `optimal` goes through: `feasible`, no duals, and why; the optimum passes."""
+    inst = dfl.parse("var x{0..1} >= 0; minimize f: 0.5 * (x[0]^2 + x[1]^2) - 1.5 * x[0] "
+                     "- 1.5 * x[1]; s.t. total: x[0] + x[1] <= 1.5;", "m.opt").bind({})
+    form = build_linear(inst, reduce=False)
+    dense = DenseForm(form)
+    rows = form.m + len(dense.bound_cols)
+    wrong = RawResult("optimal", np.array([1.0, 0.0]), -1.0, np.zeros(form.m))
+    told = _verified(form, dense, None, wrong, np.zeros(rows), 1e-9)
+    assert (told.status, told.objective, told.row_duals) == ("feasible", -1.0, None)
+    assert told.warning.startswith("not proven optimal: FlexQP's `optimal` fails the KKT")
+    right = RawResult("optimal", np.array([0.75, 0.75]), -1.6875, np.full(form.m, -0.75))
+    duals = np.concatenate([right.row_duals, np.zeros(rows - form.m)])
+    assert _verified(form, dense, None, right, duals, 1e-9) is right

@@ -20,7 +20,8 @@ from ...compile.bridges import build_linear
 from ...errors import DflError
 from ...instance import Instance
 from ...words import counted
-from ..common import RawResult, row_labels, to_solution
+from ..common import KKT_TOLERANCE, RawResult, kkt_residuals, row_labels, to_solution, unproven
+from ..magnitudes import SQUARES_OVERFLOW, check_representable, float_limits
 from .admm import solve
 from .forms import DenseForm
 from .iterates import FLOAT32_EPS, Settings
@@ -60,6 +61,8 @@ def solve_instance(inst: Instance, *, time_limit=None, seed=None, device: str = 
         raise DflError("CUDA was asked for but torch sees no GPU", hint="use --device cpu")
     form = build_linear(inst, reduce=False)  # bounds stay rows: each violation has its row
     theta = inst.theta_for_solve()
+    check_representable(inst, form, theta, float_limits(torch.finfo(DTYPES[dtype]).max),
+                        "FlexQP", SQUARES_OVERFLOW)
     dense = DenseForm(form, dtype=DTYPES[dtype], device=device)
     qp = dense.batch(torch.as_tensor(theta, dtype=DTYPES[dtype], device=device)[None])
     settings = Settings(eps_abs=eps, eps_rel=eps, max_iter=max_iter, time_limit=time_limit)
@@ -77,6 +80,8 @@ def solve_instance(inst: Instance, *, time_limit=None, seed=None, device: str = 
                     # contract's duals are HiGHS's, the objective's rate in the bound: −y
                     row_duals=-y[: form.m] if status == "optimal" else None,
                     message=f"FlexQP ADMM, {counted(int(result.iterations[0]), 'iteration')}")
+    if status == "optimal":
+        raw = _verified(form, dense, theta, raw, -y, eps)
     solution = to_solution(inst, form, raw, "flexqp", time.perf_counter() - start)
     solution.extra["iterations"] = int(result.iterations[0])
     viol = result.violation[0].double().cpu().numpy()
@@ -90,6 +95,23 @@ def solve_instance(inst: Instance, *, time_limit=None, seed=None, device: str = 
                                         zip(labels, rows, strict=True)}
         solution.extra["total_violation"] = float(viol[rows].sum())
     return solution
+
+
+def _verified(form, dense: DenseForm, theta, raw: RawResult, duals: np.ndarray,
+              eps: float) -> RawResult:
+    """FlexQP's `optimal` is OSQP's test on its own row-scaled iterates; checked, like HiGHS's,
+    against the KKT conditions at the model's scale (common.kkt_residuals), within the
+    solve's own tolerance (float32's 1e-5 is far above float64's); one that fails says it is
+    not proven (`common.unproven`: `feasible` at a feasible point, else `error`). `duals`:
+    every dense row's, in HiGHS's sign (the bound rows' are the columns' bound duals)."""
+    z = np.zeros(form.n)
+    z[dense.bound_cols] = duals[form.m : form.m + len(dense.bound_cols)]
+    tol = max(KKT_TOLERANCE, 100 * eps)
+    verdict = kkt_residuals(form, raw.x, raw.row_duals, z, theta)
+    if verdict.holds(tol):
+        return raw
+    return unproven(raw, verdict, f"FlexQP's `optimal` fails the KKT check "
+                    f"({verdict.describe()})", tol)
 
 
 def _labels(inst: Instance, form, dense: DenseForm, rows: np.ndarray) -> list[str]:
