@@ -65,7 +65,11 @@ class StatementRules:
                 continue
             info = self.expr(part, scope)
             if not info.is_data:
-                raise DflError(f"a param's {what} must be computed from data only", part.pos)
+                raise DflError(f"a param's {what} must be computed from data only", part.pos,
+                               hint=_symbolic_hint(
+                                   info, "an `expr`",
+                                   f"expr {stmt.name}{self._text(stmt.index)} = "
+                                   f"{self._text(part)};"))
             if info.kind == "set":
                 raise DflError(f"a param's {what} must be a number, not a set", part.pos)
             if info.kind == "bool":  # `default 1 >= 0`: the check was read into the value
@@ -115,6 +119,19 @@ class StatementRules:
                 sign = Sign.NONPOS
         return sign, element_kind
 
+    def _text(self, node: ast.Node | None) -> str:
+        """`node`'s source text for a hint ('' for none, `...` when long)."""
+        return "" if node is None else snippet(self, node) or "..."
+
+    def _bound_hint(self, stmt: ast.VarDecl, attr: ast.VarAttr, operand: ast.Expr,
+                    info: Info) -> str | None:
+        """A predicted bound is a constraint: the one to write."""
+        entry = f"{stmt.name}[...]" if stmt.index is not None else stmt.name
+        lower = attr.kind == ">=" or (attr.kind == "box" and operand is attr.operands[0])
+        op = ">=" if lower else "<="
+        return _symbolic_hint(info, "a constraint", f"subject to {stmt.name}_bound"
+                              f"{self._text(stmt.index)}: {entry} {op} {self._text(operand)};")
+
     def _VarDecl(self, stmt: ast.VarDecl) -> None:
         scope, arity, shape = self._domain(stmt.index)
         domains = [a for a in stmt.attrs if a.kind in _DOMAINS]
@@ -129,7 +146,7 @@ class StatementRules:
                 if not info.is_data or info.kind not in ("num", "elem"):
                     what = "initial value" if attr.kind == "init" else "bound"
                     raise DflError(f"a variable's {what} must be a number from data",
-                                   operand.pos)
+                                   operand.pos, hint=self._bound_hint(stmt, attr, operand, info))
             if attr.kind in (">=", "box") and self.info(attr.operands[0]).sign.nonneg:
                 lower = Sign.NONNEG
             if attr.kind == "binary":
@@ -422,3 +439,12 @@ class StatementRules:
                 node.pos,
             )
 
+
+def _symbolic_hint(info: Info, what: str, form: str) -> str | None:
+    """Where a data-only place holds a `predicted` or `uncertain` param, the form that takes
+    one (a user writing `param cost{p in P} = base[p] * g[p];` with `g` predicted means an
+    `expr`); None where a variable made it non-data (no such form)."""
+    if info.vdeg != 0 or not (info.pdeg or info.udeg):
+        return None
+    kind = "predicted" if info.pdeg else "uncertain"
+    return f"it holds a `{kind}` param (a value per sample, not data): write {what}: `{form}`"
