@@ -87,7 +87,39 @@ def training_form(inst) -> LinearForm:
             hint="relax the integer variables, or make the objective linear",
             filename=inst.model.filename,
         )
+    _idle_predicted(inst, form)
     return form
+
+
+def _idle_predicted(inst, form: LinearForm) -> None:
+    """A predicted param that multiplies no variable in the objective changes no decision:
+    training it learns nothing, and with none that does every regret is the same number
+    whatever is predicted (a user's objective that names a data param where the predicted
+    one was meant trained to regret 0.0000). None: refused at the first one's declaration;
+    some: one warning naming them (their network outputs are ignored)."""
+    used = np.asarray(abs(form.c_theta).sum(axis=0)).ravel() > 0
+    idle = [e for e in inst.predicted if not used[e.offset - inst.n_vars:
+                                                   e.offset - inst.n_vars + e.size].any()]
+    if not idle or inst.memo.get("idle predicted warned"):
+        return
+    model = inst.model
+    names = ", ".join(f"`{e.name}`" for e in idle)
+    error = DflError(
+        f"predicted param{'s' * (len(idle) > 1)} {names} multipl"
+        f"{'y' if len(idle) > 1 else 'ies'} no variable in the objective, so no prediction "
+        "changes a decision" + ("" if len(idle) < len(inst.predicted) else
+                                ": training would learn nothing (every regret the same)"),
+        model.symbols[idle[0].name].decl.pos, filename=model.filename, source=model.source,
+        hint="use it in the objective, multiplying a variable (a cost), or drop "
+             "`: predicted` and give it as data")
+    if len(idle) == len(inst.predicted):
+        raise error
+    import warnings
+
+    from ..errors import DataWarning
+
+    inst.memo["idle predicted warned"] = True
+    warnings.warn(DataWarning(error.format("warning")), stacklevel=4)
 
 
 def _theta_in_constraints(inst, form: LinearForm) -> DflError:
