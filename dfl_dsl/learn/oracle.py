@@ -151,6 +151,32 @@ def _theta_in_constraints(inst, form: LinearForm) -> DflError:
     )
 
 
+def unbounded_at(inst, form: LinearForm, costs: np.ndarray) -> DflError:
+    """An unbounded training solve, at the declaration of a variable the costs push towards
+    an infinite bound (the first found: a constraint may still hold that one, so it is named
+    as an example). Training solves with predicted costs of any sign: an LP bounded for every
+    true cost can be unbounded for a prediction (exit 2 with no place to act, before)."""
+    n = inst.n_vars
+    lb, ub = form.lb[:n], form.ub[:n]
+    push = (costs[:, :n] < 0) & np.isinf(ub) | (costs[:, :n] > 0) & np.isinf(lb)
+    model = inst.model
+    message = ("the oracle found no solution (status unbounded): a cost vector (true or "
+               "predicted) makes the objective unbounded")
+    pos = None
+    if push.any():
+        row, col = np.argwhere(push)[0]
+        up = costs[row, col] < 0
+        label = inst.column_label(int(col))
+        message += (f"; e.g. `{label}` has no {'upper' if up else 'lower'} bound and the "
+                    f"objective improves as it {'grows' if up else 'falls'}")
+        symbol = model.symbols.get(label.split("[")[0])
+        pos = symbol.decl.pos if symbol is not None else None
+    return DflError(message, pos, filename=model.filename, source=model.source,
+                    hint="a network's predictions may have any sign: give the variables "
+                         "finite bounds (`var x{...} >= 0, <= U;`) or constraints that "
+                         "hold them")
+
+
 def pool_key(row: np.ndarray) -> bytes:
     """A solution's key in the pool: rounded to 9 decimals, and -0.0 made 0.0 (a solver's
     -0.0 has other bytes: the same solution would enter the pool twice and weigh double in
@@ -286,6 +312,8 @@ class Oracle:
         try:
             w = self.solver.solve(costs, keys, slot)
         except DflError as exc:
+            if getattr(exc, "status", None) == "unbounded":
+                raise unbounded_at(self.inst, self.form, costs.cpu().numpy()) from None
             raise exc.located(self.inst.model.filename, None) from None
         if remember:
             self._remember(w)

@@ -152,6 +152,20 @@ def test_a_predicted_param_that_changes_no_decision_is_refused_or_named():
     assert oracle.n_theta == 3
 
 
+def test_an_unbounded_training_solve_is_located_at_a_variable_it_pushes():
+    """Bounded for positive costs, unbounded once a prediction turns one negative: the error
+    was 'the oracle found no solution (status unbounded)' at the file."""
+    inst = bind("set P; param g{P} : predicted;\nvar x{P} >= 0;\n"
+                "minimize f: sum{p in P} g[p] * x[p];\ns.t. lo: sum{p in P} x[p] >= 1;",
+                {"P": ["a", "b"]})
+    oracle = Oracle(inst)
+    assert oracle.solve(np.array([[1.0, 2.0]])).w.tolist() == [[1.0, 0.0]]
+    with pytest.raises(DflError, match="`x\\[b\\]` has no upper bound") as info:
+        oracle.solve(np.array([[1.0, 2.0], [1.0, -0.5]]))
+    assert (info.value.pos.line, info.value.pos.column) == (2, 5)
+    assert "finite bounds" in info.value.hint
+
+
 def test_a_convex_qp_is_served_with_its_quadratic_part_in_every_objective():
     """x_i = clip(-c_i/2, -1, 1): the decisions and x² + cx by hand; the pool's best point
     under a cost is judged by the whole objective, not cᵀw alone."""
