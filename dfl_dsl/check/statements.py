@@ -29,12 +29,14 @@ class StatementRules:
         if {"predicted", "uncertain"} <= kinds:
             raise DflError("a param is either `predicted` or `uncertain`, not both", stmt.pos)
         symbolic = bool(kinds & {"predicted", "uncertain"})
-        if symbolic and (stmt.value is not None):
-            raise DflError(
-                f"a {'predicted' if 'predicted' in kinds else 'uncertain'} param can't be "
-                "computed with `=`: its values come from a model or the data",
-                stmt.value.pos,
-            )
+        for part, how in ((stmt.value, "computed with `=`"), (stmt.default, "given a `default`")):
+            if symbolic and part is not None:  # (a default was read by nothing: solve and
+                # train still asked the data for every entry)
+                raise DflError(
+                    f"a {'predicted' if 'predicted' in kinds else 'uncertain'} param can't be "
+                    f"{how}: its values come from a model or the data", part.pos,
+                    hint="give its values in the data for `dfl solve`; at train time a "
+                         "network (or a generative model) supplies them")
         if "symbolic" in kinds and symbolic:
             raise DflError("a predicted/uncertain param can't be `symbolic`", stmt.pos)
         for check in stmt.checks if "symbolic" in kinds else ():

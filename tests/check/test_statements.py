@@ -96,3 +96,15 @@ def test_a_variable_in_a_bound_gets_no_such_hint():
     with pytest.raises(DflError, match="bound must be a number from data") as err:
         dfl.parse("var y;\nvar x >= y;")
     assert err.value.hint is None
+
+
+@pytest.mark.parametrize("text, how, col", [
+    ("set P; param g{P} : predicted default 1;", "given a `default`", 39),
+    ("param u : uncertain = 2;", "computed with `=`", 23),
+])
+def test_a_predicted_param_takes_no_default(text, how, col):
+    """`predicted default 1` was accepted and read by nothing: `dfl solve` still said the data
+    gave no value. Refused where it is written, as `= e` was."""
+    with pytest.raises(DflError, match=f"can't be {how}") as err:
+        dfl.parse(text)
+    assert (err.value.pos.line, err.value.pos.column) == (1, col)
