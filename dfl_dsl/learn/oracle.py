@@ -27,7 +27,7 @@ from ..compile.linear import LinearForm
 from ..compile.unimodular import integral_relaxation
 from ..errors import DflError
 from .enumeration import feasible_points, why_not_enumerable
-from .executors import EXECUTORS
+from .executors import EXECUTORS, NO_SOLUTION_HINTS
 from .solvers import BatchedSolver, BySizeSolver, DecisionSolver, EnumerationSolver, HighsSolver
 
 METHODS = ("auto", "highs", "enumerate", "batched")
@@ -226,7 +226,8 @@ class Oracle:
                            hint="use --oracle highs (or auto)", filename=filename)
         if points is not None:
             if len(points) == 0:
-                raise DflError("the model has no feasible point", filename=filename)
+                raise DflError("the model has no feasible point",  # (the same as HiGHS's)
+                               hint=NO_SOLUTION_HINTS["infeasible"], filename=filename)
             return EnumerationSolver(points)
         highs = HighsSolver(self.form, **highs_options)
         why_not = integral_relaxation(self.form) if self.form.is_mip else (
