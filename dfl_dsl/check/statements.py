@@ -29,21 +29,7 @@ class StatementRules:
         if {"predicted", "uncertain"} <= kinds:
             raise DflError("a param is either `predicted` or `uncertain`, not both", stmt.pos)
         symbolic = bool(kinds & {"predicted", "uncertain"})
-        for part, how in ((stmt.value, "computed with `=`"), (stmt.default, "given a `default`")):
-            if symbolic and part is not None:  # (a default was read by nothing: solve and
-                # train still asked the data for every entry)
-                raise DflError(
-                    f"a {'predicted' if 'predicted' in kinds else 'uncertain'} param can't be "
-                    f"{how}: its values come from a model or the data", part.pos,
-                    hint="give its values in the data for `dfl solve`; at train time a "
-                         "network (or a generative model) supplies them")
-        if "symbolic" in kinds and symbolic:
-            raise DflError("a predicted/uncertain param can't be `symbolic`", stmt.pos)
-        for check in stmt.checks if "symbolic" in kinds else ():
-            if check.op not in ("in", "!="):
-                raise DflError(f"`{check.op}` doesn't apply to a symbolic param", check.pos,
-                               hint="its values are elements: check them with `in SET` or "
-                                    "`<> e`")
+        _kind_rules(stmt, kinds, symbolic)
         if not symbolic:  # AMPL checks a bound per entry after the data, so it may name the
             self.symbols[stmt.name] = Indexed(  # param itself (`>= rate[p-1]`); its value may not
                 stmt.name, stmt, "param", index=stmt.index, arity=arity, shape=shape,
@@ -68,10 +54,9 @@ class StatementRules:
             info = self.expr(part, scope)
             if not info.is_data:
                 raise DflError(f"a param's {what} must be computed from data only", part.pos,
-                               hint=_symbolic_hint(
-                                   info, "an `expr`",
-                                   f"expr {stmt.name}{self._text(stmt.index)} = "
-                                   f"{self._text(part)};"))
+                               hint=_symbolic_hint(info, "an `expr`", f"expr {stmt.name}"
+                                                   f"{self._text(stmt.index)} = "
+                                                   f"{self._text(part)};"))
             if info.kind == "set":
                 raise DflError(f"a param's {what} must be a number, not a set", part.pos)
             if info.kind == "bool":  # `default 1 >= 0`: the check was read into the value
@@ -440,6 +425,25 @@ class StatementRules:
                 "a condition can only use data and dummies, not variables or predicted params",
                 node.pos,
             )
+
+
+def _kind_rules(stmt: ast.ParamDecl, kinds: set[str], symbolic: bool) -> None:
+    """What a param's kinds rule out. A predicted or uncertain param's values come from the
+    data or a model, never from `= e` or `default e` (a default was read by nothing: solve
+    still asked the data); a `symbolic` one holds elements, checked by `in` and `!=` only."""
+    kind = "predicted" if "predicted" in kinds else "uncertain"
+    for part, how in ((stmt.value, "computed with `=`"), (stmt.default, "given a `default`")):
+        if symbolic and part is not None:
+            raise DflError(f"a {kind} param can't be {how}: its values come from a model or "
+                           "the data", part.pos,
+                           hint="give its values in the data for `dfl solve`; at train time "
+                                "a network (or a generative model) supplies them")
+    if "symbolic" in kinds and symbolic:
+        raise DflError("a predicted/uncertain param can't be `symbolic`", stmt.pos)
+    for check in stmt.checks if "symbolic" in kinds else ():
+        if check.op not in ("in", "!="):
+            raise DflError(f"`{check.op}` doesn't apply to a symbolic param", check.pos,
+                           hint="its values are elements: check them with `in SET` or `<> e`")
 
 
 def _symbolic_hint(info: Info, what: str, form: str) -> str | None:
