@@ -20,8 +20,9 @@ def stack_params(inst: Instance, args: tuple, kwargs: dict) -> torch.Tensor:
         # would be read scrambled, and other sizes failed inside torch's reshape
         if tuple(value.shape[1:] if batched else value.shape) not in (shape, (entity.size,)):
             dims = ", ".join(map(str, shape))
+            flat = f", [B, {entity.size}] (a batch, flattened)" if len(shape) > 1 else ""
             raise ValueError(f"predicted param `{entity.name}` takes [B{', ' if dims else ''}"
-                             f"{dims}] (a batch) or [{dims}] (one sample), got "
+                             f"{dims}] (a batch){flat} or [{dims}] (one sample), got "
                              f"{list(value.shape)}")
         parts.append(value.reshape(value.shape[0] if batched else 1, entity.size))
     if len({part.shape[0] for part in parts}) > 1:
@@ -40,8 +41,14 @@ def as_given(inst: Instance, args: tuple, kwargs: dict, out: torch.Tensor) -> to
 
 
 def _batched(entity, value: torch.Tensor) -> bool:
-    """Whether `value` has a batch axis before the param's own."""
-    return value.dim() > len(entity.shape)
+    """Whether `value` has a batch axis before the param's own — or is a batch of samples
+    flattened, [B, size], as a `nn.Linear(p, size)` answers and as the losses and the training
+    file take a matrix param (a layer refused it, for `cost{W, J}`, while taking one flattened
+    sample); [B, size] is never the param's own shape then, so it reads one way only."""
+    if value.dim() > len(entity.shape):
+        return True
+    return (len(entity.shape) > 1 and value.dim() == 2 and value.shape[1] == entity.size
+            and tuple(value.shape) != tuple(entity.shape))
 
 
 def _by_name(inst: Instance, args: tuple, kwargs: dict) -> dict:

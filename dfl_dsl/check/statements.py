@@ -49,7 +49,10 @@ class StatementRules:
                 continue
             info = self.expr(part, scope)
             if not info.is_data:
-                raise DflError(f"a param's {what} must be computed from data only", part.pos)
+                raise DflError(f"a param's {what} must be computed from data only", part.pos,
+                               hint=_symbolic_hint(info, "an `expr`", f"expr {stmt.name}"
+                                                   f"{self._text(stmt.index)} = "
+                                                   f"{self._text(part)};"))
             if info.kind == "set":
                 raise DflError(f"a param's {what} must be a number, not a set", part.pos)
             if info.kind == "bool":  # `default 1 >= 0`: the check was read into the value
@@ -76,20 +79,7 @@ class StatementRules:
             raise DflError(f"`{stmt.name}` repeats a kind", stmt.pos)
         if {"predicted", "uncertain"} <= kinds:
             raise DflError("a param is either `predicted` or `uncertain`, not both", stmt.pos)
-        symbolic = bool(kinds & {"predicted", "uncertain"})
-        if symbolic and (stmt.value is not None):
-            raise DflError(
-                f"a {'predicted' if 'predicted' in kinds else 'uncertain'} param can't be "
-                "computed with `=`: its values come from a model or the data",
-                stmt.value.pos,
-            )
-        if "symbolic" in kinds and symbolic:
-            raise DflError("a predicted/uncertain param can't be `symbolic`", stmt.pos)
-        for check in stmt.checks if "symbolic" in kinds else ():
-            if check.op not in ("in", "!="):
-                raise DflError(f"`{check.op}` doesn't apply to a symbolic param", check.pos,
-                               hint="its values are elements: check them with `in SET` or "
-                                    "`<> e`")
+        _kind_rules(stmt, kinds, bool(kinds & {"predicted", "uncertain"}))
         return kinds
 
     def _param_checks(self, stmt: ast.ParamDecl, scope: Scope, arity: int | None,
@@ -122,6 +112,19 @@ class StatementRules:
                 sign = Sign.NONPOS
         return sign, element_kind
 
+    def _text(self, node: ast.Node | None) -> str:
+        """`node`'s source text for a hint ('' for none, `...` when long)."""
+        return "" if node is None else snippet(self, node) or "..."
+
+    def _bound_hint(self, stmt: ast.VarDecl, attr: ast.VarAttr, operand: ast.Expr,
+                    info: Info) -> str | None:
+        """A predicted bound is a constraint: the one to write."""
+        entry = f"{stmt.name}[...]" if stmt.index is not None else stmt.name
+        lower = attr.kind == ">=" or (attr.kind == "box" and operand is attr.operands[0])
+        op = ">=" if lower else "<="
+        return _symbolic_hint(info, "a constraint", f"subject to {stmt.name}_bound"
+                              f"{self._text(stmt.index)}: {entry} {op} {self._text(operand)};")
+
     def _VarDecl(self, stmt: ast.VarDecl) -> None:
         scope, arity, shape = self._domain(stmt.index)
         domains = [a for a in stmt.attrs if a.kind in _DOMAINS]
@@ -136,7 +139,7 @@ class StatementRules:
                 if not info.is_data or info.kind not in ("num", "elem"):
                     what = "initial value" if attr.kind == "init" else "bound"
                     raise DflError(f"a variable's {what} must be a number from data",
-                                   operand.pos)
+                                   operand.pos, hint=self._bound_hint(stmt, attr, operand, info))
             if attr.kind in (">=", "box") and self.info(attr.operands[0]).sign.nonneg:
                 lower = Sign.NONNEG
             if attr.kind == "binary":
@@ -431,3 +434,31 @@ class StatementRules:
                 node.pos,
             )
 
+
+def _kind_rules(stmt: ast.ParamDecl, kinds: set[str], symbolic: bool) -> None:
+    """What a param's kinds rule out. A predicted or uncertain param's values come from the
+    data or a model, never from `= e` or `default e` (a default was read by nothing: solve
+    still asked the data); a `symbolic` one holds elements, checked by `in` and `!=` only."""
+    kind = "predicted" if "predicted" in kinds else "uncertain"
+    for part, how in ((stmt.value, "computed with `=`"), (stmt.default, "given a `default`")):
+        if symbolic and part is not None:
+            raise DflError(f"a {kind} param can't be {how}: its values come from a model or "
+                           "the data", part.pos,
+                           hint="give its values in the data for `dfl solve`; at train time "
+                                "a network (or a generative model) supplies them")
+    if "symbolic" in kinds and symbolic:
+        raise DflError("a predicted/uncertain param can't be `symbolic`", stmt.pos)
+    for check in stmt.checks if "symbolic" in kinds else ():
+        if check.op not in ("in", "!="):
+            raise DflError(f"`{check.op}` doesn't apply to a symbolic param", check.pos,
+                           hint="its values are elements: check them with `in SET` or `<> e`")
+
+
+def _symbolic_hint(info: Info, what: str, form: str) -> str | None:
+    """Where a data-only place holds a `predicted` or `uncertain` param, the form that takes
+    one (a user writing `param cost{p in P} = base[p] * g[p];` with `g` predicted means an
+    `expr`); None where a variable made it non-data (no such form)."""
+    if info.vdeg != 0 or not (info.pdeg or info.udeg):
+        return None
+    kind = "predicted" if info.pdeg else "uncertain"
+    return f"it holds a `{kind}` param (a value per sample, not data): write {what}: `{form}`"

@@ -64,12 +64,40 @@ def check_checkpoint_size(path, inst, does: str, saved: int, unit: str, size: in
                        filename=str(path))
 
 
+def entry_labels(inst) -> list[str]:
+    """What each of a predictor's outputs stands for (`value[7]`, `cost[w1, a]`), in order:
+    saved with the weights, since outputs are matched to entries by position alone."""
+    return [f"{e.name}{e.entry_label(k)}" for e in inst.predicted for k in range(e.size)]
+
+
+def check_entries(path, inst, saved) -> None:
+    """Same model, same sizes, but a set's elements in another order (or renamed) in the
+    instance data: output k would be read as another entry's prediction, and the regret
+    came out silently other (0.32 for 0.22, the items listed in reverse). Checkpoints written
+    before the labels were saved (`saved` None) are not checked."""
+    if saved is None:
+        return
+    if not isinstance(saved, list) or not all(isinstance(x, str) for x in saved):
+        raise DflError("the checkpoint's `entries` is not a list of entry names",
+                       filename=str(path))
+    here = entry_labels(inst)
+    if saved == here:
+        return
+    k = next(i for i, (a, b) in enumerate(zip(saved, here, strict=True)) if a != b)
+    order = " (the same entries in another order)" if sorted(saved) == sorted(here) else ""
+    raise DflError(f"this checkpoint's predictor output {k} predicts `{saved[k]}`; with this "
+                   f"instance data it would be read as `{here[k]}`{order}",
+                   hint="give the instance data it was trained with, its sets' elements in "
+                        "the same order", filename=str(path))
+
+
 def load_checkpoint(path: str | Path, inst, predictor: nn.Module | None = None) -> nn.Module:
     """A predictor from a checkpoint; refuses one trained on another model."""
     state = read_checkpoint(path, inst, CHECKPOINT_FORMAT)
     spec = state["predictor"]
     check_checkpoint_size(path, inst, "predictor predicts", spec["n_outputs"], "values per sample",
                            sum(entity.size for entity in inst.predicted))
+    check_entries(path, inst, state.get("entries"))
     if predictor is None and spec["kind"] == "custom":
         raise DflError("the checkpoint holds a custom predictor: pass the module to load it")
     make = (lambda: predictor) if predictor is not None else (

@@ -36,10 +36,7 @@ class DFLData:
         parts = []
         for entity in inst.predicted:
             if entity.name not in arrays:
-                raise DataError(
-                    f"the training file has no array for predicted param `{entity.name}`",
-                    filename=source, hint=f"add `{entity.name}` with shape {_shape('N', entity)}",
-                )
+                raise _missing(entity, "predicted", _shape("N", entity), arrays, source)
             values = _numbers(arrays[entity.name], entity.name, source)
             # (N, *shape) or the entries flattened per sample, (N, size); any other arrangement
             # of the same number of entries (a transposed matrix) would be read scrambled
@@ -109,10 +106,7 @@ class ScenarioData:
             want = (f"{_shape('N', entity)} (one draw per sample) or {_shape('N, S', entity)}"
                     " (S draws)")
             if entity.name not in arrays:
-                raise DataError(
-                    f"the training file has no array for uncertain param `{entity.name}`",
-                    filename=source, hint=f"add `{entity.name}` with shape {want}",
-                )
+                raise _missing(entity, "uncertain", want, arrays, source)
             values = _numbers(arrays[entity.name], entity.name, source)
             # one draw (N, *shape) or S draws (N, S, *shape), each draw possibly flattened;
             # (N, S·size) or a transposed (N, size, S) would read as scrambled scenarios
@@ -173,6 +167,26 @@ def _check_declared(inst, entity, rows: np.ndarray, source: str, draws: int = 1)
                            f"{breach.pos.line}); fix the training data, or the check")
     raise DataError(breach.said(subject), breach.pos, hint=hint, filename=inst.model.filename,
                     source=inst.model.source)
+
+
+def _missing(entity, kind: str, want: str, arrays, source: str) -> DataError:
+    """No array for a param: what to add, and what the file has instead — above all for a
+    data recipe, whose generator names its arrays itself (PyEPO's knapsack writes `value`; a
+    user's `profit` found no array, and the hint said to add one to a file the user can't
+    edit)."""
+    from .recipe import is_recipe
+
+    others = ", ".join(f"`{k}` {list(np.shape(v))}" for k, v in arrays.items()
+                       if k != "features")
+    if is_recipe(source):
+        hint = (f"the recipe's generator writes {others or 'no such array'}: name the param "
+                "after its array, or write a training file (.npz) with "
+                f"`{entity.name}` shaped {want}")
+    else:
+        hint = f"add `{entity.name}` with shape {want}" + (f"; the file has {others}"
+                                                          if others else "")
+    return DataError(f"the training file has no array for {kind} param `{entity.name}`",
+                     filename=source, hint=hint)
 
 
 def _warn_unread(inst, arrays, read, source: str) -> None:

@@ -52,8 +52,10 @@ def solve_with(model: HighsModel, c: np.ndarray) -> np.ndarray:
     x = model.solve_fast()
     if x is None:
         result = model.solve(want_duals=False)
-        raise DflError(f"the oracle found no solution (status {result.status})",
-                       hint=NO_SOLUTION_HINTS.get(result.status))
+        error = DflError(f"the oracle found no solution (status {result.status})",
+                         hint=NO_SOLUTION_HINTS.get(result.status))
+        error.status = result.status  # (the oracle locates an unbounded one: `unbounded_at`)
+        raise error
     return x
 
 

@@ -98,13 +98,18 @@ class CvxpyLayerModule(nn.Module):
         return as_given(self.inst, args, kwargs, x[:, : self.n_model])
 
 
-def make_layer(inst, method: str = "dbb", **options) -> nn.Module:
-    if method == "cvxpylayers":
-        return CvxpyLayerModule(inst, **options)
-    if method == "flexqp":  # Deep FlexQP: batched ADMM, implicit (KKT) or unrolled backward
-        from ..backends.flexqp.layer import FlexQPLayer
+ORACLE_LAYERS = ("dbb", "dpo", "pfyl", "identity")  # through the oracle: LP, MILP, convex QP
 
-        return FlexQPLayer(inst, **options)
+
+def make_layer(inst, method: str = "dbb", **options) -> nn.Module:
+    if method in ("cvxpylayers", "flexqp"):
+        try:
+            return _solver_layer(inst, method, options)
+        except DflError as exc:  # (a class refusal: say which layers take the model instead)
+            if inst.predicted and exc.hint in (None, "use method='dbb'"):
+                exc.hint = ("method=" + ", ".join(f"'{m}'" for m in ORACLE_LAYERS) +
+                            " take LP, MILP and convex-QP models (the oracle's)")
+            raise exc.located(inst.model.filename, None) from None
     if method in ("spo+", "nce", "mse"):
         raise DflError(f"`{method}` is a loss, not a layer",
                        hint="use dfl_dsl.learn.losses (e.g. SPOPlus(inst)) with a predictor")
@@ -112,3 +117,12 @@ def make_layer(inst, method: str = "dbb", **options) -> nn.Module:
         raise DflError(f"unknown layer method `{method}`",
                        hint="choose one of: " + ", ".join(LAYER_METHODS))
     return DecisionLayer(inst, method, **options)
+
+
+def _solver_layer(inst, method: str, options: dict) -> nn.Module:
+    if method == "cvxpylayers":
+        return CvxpyLayerModule(inst, **options)
+    # Deep FlexQP: batched ADMM, implicit (KKT) or unrolled backward
+    from ..backends.flexqp.layer import FlexQPLayer
+
+    return FlexQPLayer(inst, **options)

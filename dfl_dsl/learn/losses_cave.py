@@ -73,6 +73,13 @@ def cone_projection(v: np.ndarray, normals: np.ndarray, max_iter: int) -> np.nda
     return np.asarray(solver.solve().x) @ normals
 
 
+def _other_losses() -> str:
+    """The hint of a refusal: the losses that train an LP or MILP without CaVE's demand."""
+    from .loss_registry import LOSSES
+
+    return "train it with --loss " + " | ".join(name for name in LOSSES if name != "cave")
+
+
 class CaVE(_DFLLoss):
     """CaVE (module docstring): one minus the cosine between -ĉ and its projection onto the
     normal cone at the true binary solution. Settings: `max_iter` (3, CaVE+), `solve_ratio`
@@ -82,15 +89,26 @@ class CaVE(_DFLLoss):
                  inner_ratio: float = 0.2, seed: int = 135, reduction: str = "mean") -> None:
         super().__init__(inst, reduction)
         form = self.oracle.form
-        if (form.lb < 0).any() or (form.ub > 1).any():  # (a QP: refused by _DFLLoss)
-            raise DflError("CaVE is for binary linear programs: every variable within [0, 1]",
-                           hint="use another loss (spo+, pfyl, ...)",
-                           filename=self.oracle.inst.model.filename)
+        outside = np.flatnonzero((form.lb < 0) | (form.ub > 1))  # (a QP: by _DFLLoss)
+        if len(outside):
+            raise self._refusal(int(outside[0]))
         if max_iter < 1 or not 0 <= solve_ratio <= 1 or not 0 <= inner_ratio <= 1:
             raise ValueError("max_iter must be >= 1, solve_ratio and inner_ratio in [0, 1]")
         self.max_iter, self.solve_ratio, self.inner_ratio = max_iter, solve_ratio, inner_ratio
         self.rng = np.random.default_rng(seed)
         self._normals: dict[bytes, np.ndarray] = {}
+
+    def _refusal(self, col: int) -> DflError:
+        """Why CaVE can't take this model, at the declaration of the first variable whose
+        bounds leave [0, 1] (where the user can narrow it), with the losses that can."""
+        inst, form = self.oracle.inst, self.oracle.form
+        label = inst.column_label(col)
+        symbol = inst.model.symbols.get(label.split("[")[0])
+        return DflError(
+            f"CaVE is for binary linear programs (every variable within [0, 1]); `{label}` "
+            f"ranges over [{form.lb[col]:g}, {form.ub[col]:g}]",
+            symbol.decl.pos if symbol is not None else None, filename=inst.model.filename,
+            source=inst.model.source, hint=_other_losses())
 
     def normals(self, w: np.ndarray) -> np.ndarray:
         """The binding normals at the true solution `w` (computed once per distinct w)."""
@@ -99,8 +117,7 @@ class CaVE(_DFLLoss):
             if not np.all((np.abs(w) < TIGHT) | (np.abs(w - 1) < TIGHT)):
                 raise DflError("CaVE needs binary true solutions; one has entries "
                                f"{sorted({round(float(x), 6) for x in w})[:4]}",
-                               hint="CaVE is for binary linear programs",
-                               filename=self.oracle.inst.model.filename)
+                               hint=_other_losses(), filename=self.oracle.inst.model.filename)
             self._normals[key] = binding_normals(self.oracle.form, np.round(w))
         return self._normals[key]
 

@@ -27,7 +27,7 @@ from ..compile.linear import LinearForm
 from ..compile.unimodular import integral_relaxation
 from ..errors import DflError
 from .enumeration import feasible_points, why_not_enumerable
-from .executors import EXECUTORS
+from .executors import EXECUTORS, NO_SOLUTION_HINTS
 from .solvers import BatchedSolver, BySizeSolver, DecisionSolver, EnumerationSolver, HighsSolver
 
 METHODS = ("auto", "highs", "enumerate", "batched")
@@ -87,7 +87,39 @@ def training_form(inst) -> LinearForm:
             hint="relax the integer variables, or make the objective linear",
             filename=inst.model.filename,
         )
+    _idle_predicted(inst, form)
     return form
+
+
+def _idle_predicted(inst, form: LinearForm) -> None:
+    """A predicted param that multiplies no variable in the objective changes no decision:
+    training it learns nothing, and with none that does every regret is the same number
+    whatever is predicted (a user's objective that names a data param where the predicted
+    one was meant trained to regret 0.0000). None: refused at the first one's declaration;
+    some: one warning naming them (their network outputs are ignored)."""
+    used = np.asarray(abs(form.c_theta).sum(axis=0)).ravel() > 0
+    idle = [e for e in inst.predicted if not used[e.offset - inst.n_vars:
+                                                   e.offset - inst.n_vars + e.size].any()]
+    if not idle or inst.memo.get("idle predicted warned"):
+        return
+    model = inst.model
+    names = ", ".join(f"`{e.name}`" for e in idle)
+    error = DflError(
+        f"predicted param{'s' * (len(idle) > 1)} {names} multipl"
+        f"{'y' if len(idle) > 1 else 'ies'} no variable in the objective, so no prediction "
+        "changes a decision" + ("" if len(idle) < len(inst.predicted) else
+                                ": training would learn nothing (every regret the same)"),
+        model.symbols[idle[0].name].decl.pos, filename=model.filename, source=model.source,
+        hint="use it in the objective, multiplying a variable (a cost), or drop "
+             "`: predicted` and give it as data")
+    if len(idle) == len(inst.predicted):
+        raise error
+    import warnings
+
+    from ..errors import DataWarning
+
+    inst.memo["idle predicted warned"] = True
+    warnings.warn(DataWarning(error.format("warning")), stacklevel=4)
 
 
 def _theta_in_constraints(inst, form: LinearForm) -> DflError:
@@ -117,6 +149,32 @@ def _theta_in_constraints(inst, form: LinearForm) -> DflError:
         hint="`dfl solve` takes it as data; to train, keep the predicted numbers in the "
              "objective (costs, values) and give this one in the data",
     )
+
+
+def unbounded_at(inst, form: LinearForm, costs: np.ndarray) -> DflError:
+    """An unbounded training solve, at the declaration of a variable the costs push towards
+    an infinite bound (the first found: a constraint may still hold that one, so it is named
+    as an example). Training solves with predicted costs of any sign: an LP bounded for every
+    true cost can be unbounded for a prediction (exit 2 with no place to act, before)."""
+    n = inst.n_vars
+    lb, ub = form.lb[:n], form.ub[:n]
+    push = (costs[:, :n] < 0) & np.isinf(ub) | (costs[:, :n] > 0) & np.isinf(lb)
+    model = inst.model
+    message = ("the oracle found no solution (status unbounded): a cost vector (true or "
+               "predicted) makes the objective unbounded")
+    pos = None
+    if push.any():
+        row, col = np.argwhere(push)[0]
+        up = costs[row, col] < 0
+        label = inst.column_label(int(col))
+        message += (f"; e.g. `{label}` has no {'upper' if up else 'lower'} bound and the "
+                    f"objective improves as it {'grows' if up else 'falls'}")
+        symbol = model.symbols.get(label.split("[")[0])
+        pos = symbol.decl.pos if symbol is not None else None
+    return DflError(message, pos, filename=model.filename, source=model.source,
+                    hint="a network's predictions may have any sign: give the variables "
+                         "finite bounds (`var x{...} >= 0, <= U;`) or constraints that "
+                         "hold them")
 
 
 def pool_key(row: np.ndarray) -> bytes:
@@ -168,7 +226,8 @@ class Oracle:
                            hint="use --oracle highs (or auto)", filename=filename)
         if points is not None:
             if len(points) == 0:
-                raise DflError("the model has no feasible point", filename=filename)
+                raise DflError("the model has no feasible point",  # (the same as HiGHS's)
+                               hint=NO_SOLUTION_HINTS["infeasible"], filename=filename)
             return EnumerationSolver(points)
         highs = HighsSolver(self.form, **highs_options)
         why_not = integral_relaxation(self.form) if self.form.is_mip else (
@@ -254,6 +313,8 @@ class Oracle:
         try:
             w = self.solver.solve(costs, keys, slot)
         except DflError as exc:
+            if getattr(exc, "status", None) == "unbounded":
+                raise unbounded_at(self.inst, self.form, costs.cpu().numpy()) from None
             raise exc.located(self.inst.model.filename, None) from None
         if remember:
             self._remember(w)

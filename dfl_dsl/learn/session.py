@@ -17,6 +17,7 @@ from ..model import load
 from ..outputs import checked_output, refuse_overwriting, write_atomic
 from .checkpoint import load_checkpoint
 from .dataset import DFLData, ScenarioData
+from .loss_registry import LOSSES
 from .loss_settings import check_loss_settings
 from .options import TrainOptions
 from .recipe import find_recipe, is_recipe, read_recipe, run_generator
@@ -83,8 +84,8 @@ def train_command(model_path: Path, data, train_file, test_file, opts: TrainOpti
         return _train_scenarios(inst, train, test, opts, console=console, progress=progress)
     if opts.loss in ("gen-dfl", "nll"):
         raise DflError(f"--loss {opts.loss} learns the distribution of `uncertain` params; this "
-                       "model has none", hint="mark them `: uncertain`, or use spo+, pfyl, dbb, "
-                       "nce, mse", filename=str(model_path))
+                       "model has none", hint="mark them `: uncertain`, or train its `predicted`"
+                       " params with --loss " + " | ".join(LOSSES), filename=str(model_path))
     _refuse_options({f"--{name}": given[name] for name in ("scenarios", "beta", "generative")},
                     "only for models with `uncertain` params (a generative model's scenarios); "
                     "this model's are `predicted`", model_path)

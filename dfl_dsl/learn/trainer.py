@@ -17,7 +17,7 @@ from ..devices import checked_device, torch_threads
 from ..errors import DflError
 from ..outputs import write_atomic
 from ..seeds import check_seed
-from .checkpoint import CHECKPOINT_FORMAT
+from .checkpoint import CHECKPOINT_FORMAT, entry_labels
 from .dataset import DFLData
 from .distributed import Shard
 from .loss_registry import LOSSES
@@ -247,6 +247,7 @@ class Trainer:
             "model_hash": self.inst.model.hash,
             "model_name": self.inst.model.name,
             "predictor": describe(self.predictor_spec, *self._shape(), self.hidden),
+            "entries": entry_labels(self.inst),
             "state_dict": {k: v.detach().cpu() for k, v in self.predictor.state_dict().items()},
             "loss": self.loss_name,
             "history": self.history.epochs,

@@ -78,3 +78,39 @@ def test_a_logical_param_is_not_a_number(text, message):
         dfl.parse(text)
     if "needs numbers" in message:
         assert caught.value.hint == "as a number, write `(if COND then 1 else 0)`"
+
+
+@pytest.mark.parametrize("text, pos, hint", [
+    ("set P; param b{P}; param g{P} : predicted;\nparam cost{p in P} = b[p] * (1 + g[p]);",
+     (2, 22), "write an `expr`: `expr cost{p in P} = b[p] * (1 + g[p]);`"),
+    ("set P; param ub{P} : predicted;\nvar x{p in P} >= 0 <= ub[p];",
+     (2, 23), "write a constraint: `subject to x_bound{p in P}: x[...] <= ub[p];`"),
+    ("param g : uncertain;\nvar x in [g, 1];", (2, 11),
+     "`uncertain` param (a value per sample, not data): write a constraint: "
+     "`subject to x_bound: x >= g;`"),
+])
+def test_a_predicted_param_where_data_must_be_says_what_to_write(text, pos, hint):
+    """A user's derived cost (`param cost = base * (1 + g)`, g predicted) or predicted bound
+    was refused with no way out; the hint now writes the form that takes a predicted param."""
+    with pytest.raises(DflError) as err:
+        dfl.parse(text)
+    assert (err.value.pos.line, err.value.pos.column) == pos
+    assert hint in err.value.hint
+
+
+def test_a_variable_in_a_bound_gets_no_such_hint():
+    with pytest.raises(DflError, match="bound must be a number from data") as err:
+        dfl.parse("var y;\nvar x >= y;")
+    assert err.value.hint is None
+
+
+@pytest.mark.parametrize("text, how, col", [
+    ("set P; param g{P} : predicted default 1;", "given a `default`", 39),
+    ("param u : uncertain = 2;", "computed with `=`", 23),
+])
+def test_a_predicted_param_takes_no_default(text, how, col):
+    """`predicted default 1` was accepted and read by nothing: `dfl solve` still said the data
+    gave no value. Refused where it is written, as `= e` was."""
+    with pytest.raises(DflError, match=f"can't be {how}") as err:
+        dfl.parse(text)
+    assert (err.value.pos.line, err.value.pos.column) == (1, col)

@@ -127,6 +127,16 @@ def test_a_training_file_without_the_predicted_param_exits_2(files, tmp_path):
     assert "no array for predicted param `cost`" in _stderr(result)
 
 
+def test_gen_dfl_on_a_predicted_model_names_every_loss_that_takes_it(files):
+    """Its hint listed 5 of the 12 losses (spo+, pfyl, dbb, nce, mse)."""
+    from dfl_dsl.learn.loss_registry import LOSSES
+
+    result = runner.invoke(app, ["train", MODEL, "--data", str(files["instance"]),
+                                 "--train", str(files["train"]), "--loss", "gen-dfl"])
+    assert result.exit_code == 2
+    assert "--loss " + " | ".join(LOSSES) in _stderr(result) and "cave" in LOSSES
+
+
 def test_train_the_objective_named(files, tmp_path):
     """A model with a second objective declared first: `--objective length` trains through the
     same problem as the model with that one alone (the same regret, seed for seed)."""

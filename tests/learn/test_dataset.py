@@ -265,3 +265,18 @@ def test_arrays_training_does_not_read_are_named_in_one_warning():
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # exactly what training reads: nothing to say
         DFLData.from_arrays(inst, {"features": np.ones((4, 3)), "c": np.ones((4, 2))})
+
+
+def test_a_missing_array_names_what_the_file_has_instead(two):
+    """A user's param named otherwise than a data recipe's generator's array (`profit` for
+    PyEPO knapsack's `value`): the hint names the arrays it has, and for a recipe (which the
+    user can't add an array to) says to rename the param or write a training file."""
+    arrays = {"features": np.ones((2, 4)), "value": np.ones((2, 3))}
+    with pytest.raises(DataError) as err:
+        DFLData.from_arrays(two, arrays, source="k.gen.yaml")
+    assert err.value.hint == ("the recipe's generator writes `value` [2, 3]: name the param "
+                              "after its array, or write a training file (.npz) with `a` "
+                              "shaped [N, 3]")
+    with pytest.raises(DataError) as err:
+        DFLData.from_arrays(two, arrays, source="t.npz")
+    assert err.value.hint == "add `a` with shape [N, 3]; the file has `value` [2, 3]"

@@ -119,5 +119,6 @@ def test_the_oracle_refuses_to_enumerate_what_it_cannot():
 def test_an_infeasible_model_is_a_clear_error():
     inst = bind("param c{1..2} : predicted; var x{1..2} binary; "
                 "minimize f: sum{i in 1..2} c[i] * x[i]; s.t. r: x[1] + x[2] >= 3;")
-    with pytest.raises(DflError, match="no feasible point"):
+    with pytest.raises(DflError, match="no feasible point") as info:
         Oracle(inst)
+    assert "dfl solve" in info.value.hint  # (as HiGHS's infeasible answer says; it had none)

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import torch
 from _helpers import bind, spec_dir
+from _learn_helpers import PICK_PROFIT
 
 import dfl_dsl as dfl
 from dfl_dsl.errors import DflError
@@ -200,3 +201,14 @@ def test_dbb_layer_refuses_a_non_positive_lambda(lambd):
     """The DBB loss refused λ <= 0; the layer took it and returned gradients of flipped sign."""
     with pytest.raises(ValueError, match="lambd must be a positive number"):
         bind(TWO, {"I": [1, 2, 3]}).layer("dbb", lambd=lambd)
+
+
+@pytest.mark.parametrize("method", ["flexqp", "cvxpylayers"])
+def test_a_layer_refusing_a_milp_names_the_layers_that_take_it(method):
+    """`inst.layer(method='flexqp')` on a knapsack said only 'takes QP and LP models, not
+    MILP', with no file and no way on (cvxpylayers named one, dbb)."""
+    inst = bind(PICK_PROFIT, {"I": [1, 2, 3]})
+    with pytest.raises(DflError) as info:
+        inst.layer(method=method)
+    assert info.value.filename == "m.opt"
+    assert info.value.hint.startswith("method='dbb', 'dpo', 'pfyl', 'identity' take LP, MILP")

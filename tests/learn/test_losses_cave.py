@@ -100,6 +100,19 @@ def test_cave_refuses_what_is_not_binary(pick_min):
     assert LOSSES["cave"] is CaVE
 
 
+def test_cave_refusal_points_at_the_variable_and_names_the_losses_that_can():
+    """An assignment LP (x >= 0, no upper bound): the error is at `var x`, names the entry and
+    its range, and its hint lists every other LP/MILP loss (it said `spo+, pfyl, ...`)."""
+    src = ("set W; param c{W} : predicted;\nvar y{W} binary;\nvar x{W} >= 0;\n"
+           "minimize f: sum{w in W} c[w] * (x[w] + y[w]);\n"
+           "subject to one: sum{w in W} x[w] == 1;")
+    with pytest.raises(DflError) as err:
+        CaVE(bind(src, {"W": ["a", "b"]}))
+    exc = err.value
+    assert (exc.pos.line, exc.pos.column) == (3, 5) and "`x[a]` ranges over [0, inf]" in str(exc)
+    assert exc.hint.split("--loss ")[1].split(" | ") == [k for k in LOSSES if k != "cave"]
+
+
 # ---------------------------------------------------------------------- side by side with PyEPO
 @pytest.mark.parametrize("solve_ratio", [1.0, 0.0])
 def test_side_by_side_with_pyepo(solve_ratio):

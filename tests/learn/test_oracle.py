@@ -134,6 +134,38 @@ def test_a_predicted_param_in_a_constraint_is_refused_where_it_is_written():
     assert "objective" in info.value.hint
 
 
+IDLE = ("set P; param cost{P}; param g{P} : predicted;\nparam h : predicted;\n"
+        "var x{P} in [0, 1];\nminimize f: sum{p in P} %s * x[p] + h;\n"
+        "s.t. one: sum{p in P} x[p] == 1;")
+
+
+def test_a_predicted_param_that_changes_no_decision_is_refused_or_named():
+    """The objective names the data param `cost` where `g` was meant: training ran to a regret
+    of 0.0000 whatever it predicted. `h`, a constant, changes no decision either."""
+    data = {"P": [1, 2], "cost": [1, 2]}
+    with pytest.raises(DflError, match="predicted params `g`, `h` multiply no variable") as info:
+        Oracle(bind(IDLE % "cost[p]", data))
+    assert (info.value.pos.line, info.value.pos.column) == (1, 29)
+    assert "training would learn nothing" in str(info.value)
+    with pytest.warns(dfl.errors.DataWarning, match=r"m.opt:2:7: warning: predicted param `h`"):
+        oracle = Oracle(bind(IDLE % "g[p]", data))
+    assert oracle.n_theta == 3
+
+
+def test_an_unbounded_training_solve_is_located_at_a_variable_it_pushes():
+    """Bounded for positive costs, unbounded once a prediction turns one negative: the error
+    was 'the oracle found no solution (status unbounded)' at the file."""
+    inst = bind("set P; param g{P} : predicted;\nvar x{P} >= 0;\n"
+                "minimize f: sum{p in P} g[p] * x[p];\ns.t. lo: sum{p in P} x[p] >= 1;",
+                {"P": ["a", "b"]})
+    oracle = Oracle(inst)
+    assert oracle.solve(np.array([[1.0, 2.0]])).w.tolist() == [[1.0, 0.0]]
+    with pytest.raises(DflError, match="`x\\[b\\]` has no upper bound") as info:
+        oracle.solve(np.array([[1.0, 2.0], [1.0, -0.5]]))
+    assert (info.value.pos.line, info.value.pos.column) == (2, 5)
+    assert "finite bounds" in info.value.hint
+
+
 def test_a_convex_qp_is_served_with_its_quadratic_part_in_every_objective():
     """x_i = clip(-c_i/2, -1, 1): the decisions and x² + cx by hand; the pool's best point
     under a cost is judged by the whole objective, not cᵀw alone."""

@@ -184,6 +184,25 @@ def test_loading_refuses_instance_data_of_another_size(trained, sp_inst, tmp_pat
     assert "--data" in info.value.hint and info.value.filename == str(path)
 
 
+def test_loading_refuses_instance_data_whose_entries_come_in_another_order(trained, sp_inst,
+                                                                           tmp_path):
+    """The same arcs listed in reverse: output k went to another arc, and `dfl eval` scored the
+    scrambled predictions silently. A checkpoint without the labels (older) still loads."""
+    path = tmp_path / "ckpt.pt"
+    trained.save(path)
+    data = dict(sp_inst.source.values)
+    data["ARCS"] = list(data["ARCS"])[::-1]
+    reversed_inst = dfl.load(sp_inst.model.filename).bind(data)
+    with pytest.raises(DflError, match=r"output 0 predicts `cost\[.*\]`; with this instance "
+                                       r"data it would be read as .* in another order"):
+        load_checkpoint(path, reversed_inst)
+    load_checkpoint(path, sp_inst)
+    state = torch.load(path, weights_only=True)
+    del state["entries"]
+    torch.save(state, path)
+    load_checkpoint(path, reversed_inst)
+
+
 def test_loading_refuses_missing_and_foreign_files(sp_inst, tmp_path):
     with pytest.raises(DflError, match="checkpoint not found"):
         load_checkpoint(tmp_path / "none.pt", sp_inst)
