@@ -295,12 +295,12 @@ def _keyed(source: DataSource, name: str, raw: Mapping, comp: SetValue, width: i
             f" (not in {comp.name or 'its index set'})", name,
             at=label if width == 1 else label[0])
     if any(read for _, read in coerced) and len(np.unique(where)) < len(where):
-        _same_element(source, name, path, labels, where)
+        _same_element(source, name, path, labels, where, comp.name)
     return labels, items, where
 
 
 def _same_element(source: DataSource, name: str, path: list, labels: list,
-                  where: np.ndarray) -> None:
+                  where: np.ndarray, set_name: str | None) -> None:
     """Two keys of one object read as the same element (`"5"` and `5` in a .dat table, `"5"`
     and `"05"` in JSON, both meaning the set's 5): one entry would overwrite the other."""
     order = np.argsort(where, kind="stable")
@@ -308,7 +308,7 @@ def _same_element(source: DataSource, name: str, path: list, labels: list,
     first, second = labels[int(order[twin])], labels[int(order[twin + 1])]
     raise source.error(
         f"param `{name}`{_fmt_path(path)}: keys {json.dumps(first)} and {json.dumps(second)} "
-        "name the same element", name, at=second,
+        f"name the same element{' of ' + set_name if set_name else ''}", name, at=second,
         hint="give each entry once")
 
 
