@@ -63,7 +63,7 @@ def test_the_gallery_has_examples():
 def test_example_is_complete(case: Path):
     """A README, a model, a data generator, and the README shows every command the test runs."""
     readme = (case / "README.md").read_text()
-    assert list(case.glob("*.opt")), "no model"
+    assert list(case.glob("*.opt")) or list(case.glob("*.mod")), "no model (.opt or AMPL .mod)"
     assert list(case.glob("make_data.py")) or list(case.glob("*.gen.yaml")), "no data generator"
     for step in yaml.safe_load((case / "expected.yaml").read_text())["steps"]:
         assert step["run"] in readme, f"README.md doesn't show `{step['run']}`"
