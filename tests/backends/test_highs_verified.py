@@ -131,3 +131,22 @@ def test_an_unbounded_strictly_convex_qp_is_re_solved_to_its_optimum():
         sol = bind(FREE_QP, THREE).solve(backend)
         assert sol.status == "optimal", backend
         assert sol.objective == pytest.approx(optimum, rel=1e-6), backend
+
+
+def test_the_oracles_fast_path_checks_a_qp_answer_and_re_solves_it():
+    """HighsModel.solve_fast (training's oracle) on seed 5036872: HiGHS's `optimal` fails
+    the KKT check there too, and the re-solve's x is returned, the optimum's; before, the
+    oracle trained on HiGHS's wrong point."""
+    inst = bind(*spec_qp_with(*SEED_5036872))
+    form, theta = inst.linear_form(), inst.theta_for_solve()
+    x = highs.HighsModel(form, theta=theta).solve_fast()
+    c, c0 = form.objective_at(theta)
+    value = form.model_objective(0.5 * x @ (form.P @ x) + c @ x + c0)
+    assert value == pytest.approx(OPTIMUM[5036872], rel=1e-7)
+
+
+def test_an_lp_on_the_fast_path_pays_nothing(monkeypatch):
+    monkeypatch.setattr(highs, "kkt_residuals", lambda *a: pytest.fail("checked an LP"))
+    form = bind("var x{0..1} >= 0; maximize f: x[0] + x[1]; s.t. r: x[0] + 2 * x[1] <= 2;"
+                ).linear_form()
+    assert highs.HighsModel(form).solve_fast() == pytest.approx([2.0, 0.0])
