@@ -193,7 +193,7 @@ def _relative_violation(v: np.ndarray, lo: np.ndarray, hi: np.ndarray,
         off = np.maximum(np.maximum(lo - v, v - hi), 0.0)
     bound = np.maximum(np.where(np.isfinite(lo), np.abs(lo), 0), np.where(np.isfinite(hi),
                                                                           np.abs(hi), 0))
-    return float((np.nan_to_num(off) / (1.0 + size + bound)).max(initial=0.0))
+    return float((off / (1.0 + size + bound)).max(initial=0.0))  # (NaN, from an inf v, fails)
 
 
 def _complementarity(dual: np.ndarray, v: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> float:
@@ -202,7 +202,7 @@ def _complementarity(dual: np.ndarray, v: np.ndarray, lo: np.ndarray, hi: np.nda
     with np.errstate(invalid="ignore"):
         low = np.where(dual > 0, dual * np.abs(v - lo), 0.0)
         high = np.where(dual < 0, -dual * np.abs(hi - v), 0.0)
-    return float(np.nan_to_num(low).sum() + np.nan_to_num(high).sum())
+    return float(low.sum() + high.sum())  # (a NaN, from an inf v, fails `holds`)
 
 
 def unproven(raw: RawResult, verdict: Optimality | None, said: str,

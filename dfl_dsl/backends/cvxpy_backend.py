@@ -274,7 +274,10 @@ def _verified(built: CvxpyProblem, inst: Instance, solution: Solution, time_limi
     method: no active set to misjudge), whose `optimal` must pass too; else an `unbounded`
     stands and an `optimal` says it is not proven."""
     first = _optimality(inst, solution)
-    if solution.status not in ("optimal", "error", "unbounded") or (
+    # HiGHS's QP iteration limit (a `user_limit` to CVXPY): seed 5031414's point, -3e36,
+    # was no optimum (see highs.verified)
+    stopped = solution.status == "feasible" and _at_iteration_limit(built)
+    if not stopped and solution.status not in ("optimal", "error", "unbounded") or (
             solution.status == "optimal" and (first is None or first.holds())):
         return solution  # (None: a form with auxiliary columns or reductions' rows)
     said = "CVXPY's HiGHS's `{}` {}".format(solution.status, f"fails the KKT check "
@@ -299,6 +302,15 @@ def _verified(built: CvxpyProblem, inst: Instance, solution: Solution, time_limi
     raw = unproven(RawResult(best.status, best.x, best.objective), verdict, said)
     return Solution(raw.status, raw.objective, raw.x, "cvxpy", time.perf_counter() - start,
                     inst, message=raw.message, extra={"warning": raw.warning})
+
+
+def _at_iteration_limit(built: CvxpyProblem) -> bool:
+    """Whether CVXPY's HiGHS stopped at the QP iteration limit `solve_instance` set (its
+    HighsInfo, CVXPY's `extra_stats`, counts the iterations; CVXPY calls every limit
+    `user_limit`)."""
+    info = built.problem.solver_stats.extra_stats if built.problem.solver_stats else None
+    limit = qp_iteration_limit(*built.x.shape, len(built.problem.constraints))
+    return int(getattr(info, "qp_iteration_count", 0)) >= limit
 
 
 def _optimality(inst: Instance, solution: Solution) -> Optimality | None:

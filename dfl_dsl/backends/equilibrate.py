@@ -45,6 +45,8 @@ def ruiz_factors(P: sp.spmatrix | None, A: sp.spmatrix, sweeps: int = SWEEPS,
 
 
 def _column_max(M) -> np.ndarray:
+    if M.shape[0] == 0:  # (no rows: a QP whose rows all became bounds; scipy refuses)
+        return np.zeros(M.shape[1])
     return np.asarray(sp.csc_array(M).max(axis=0).toarray()).ravel()
 
 

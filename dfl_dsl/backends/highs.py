@@ -10,6 +10,7 @@ import os
 import sys
 import time
 from contextlib import contextmanager
+from dataclasses import replace
 
 import highspy
 import numpy as np
@@ -18,6 +19,7 @@ import scipy.sparse as sp
 from ..compile.bridges import build_linear, linear_form
 from ..compile.linear import LinearForm
 from ..instance import Instance
+from .clarabel_qp import solve_form
 from .common import RawResult, kkt_residuals, optimal_without_columns, to_solution, unproven
 from .equilibrate import equilibrated, unscaled
 from .magnitudes import check_representable, highs_limits
@@ -119,6 +121,9 @@ class HighsModel:
             self.h.setOptionValue("user_objective_scale", qp_scale_exponent(form.P))
         self._load(theta)
         self._cols = np.arange(form.n, dtype=np.int32)
+        self._now = self._check = None  # a continuous QP at θ with the current costs
+        if form.is_qp and not form.is_mip:
+            self._now, self._check = _checked_forms(form, theta)
 
     def _load(self, theta: np.ndarray | None) -> None:
         form = self.form
@@ -153,16 +158,30 @@ class HighsModel:
 
     def set_objective(self, c: np.ndarray, c0: float = 0.0) -> None:
         """Push a new cost vector (the only change when a prediction changes)."""
-        self.h.changeColsCost(self.form.n, self._cols, np.asarray(c, dtype=float))
+        c = np.asarray(c, dtype=float)
+        self.h.changeColsCost(self.form.n, self._cols, c)
         self.h.changeObjectiveOffset(float(c0))
+        for form in (self._now, self._check):
+            if form is not None:
+                form.c, form.c0 = c, float(c0)
 
     def solve_fast(self) -> np.ndarray | None:
-        """Re-solve and return x only (None unless optimal): the oracle's hot path."""
+        """Re-solve and return x only (None unless optimal): the oracle's hot path. A
+        continuous QP's answer is KKT-checked as `verified` checks `solve`'s (the oracle's
+        convex-QP training meets the same wrong `optimal`s); one that fails goes through the
+        same re-solves, and their best point (checked, or feasible) is returned. LPs and MIPs
+        pay nothing."""
         h = self.h
         h.run()
         if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
             return None
-        return np.asarray(h.getSolution().col_value, dtype=float)
+        solution = h.getSolution()
+        x = np.asarray(solution.col_value, dtype=float)
+        if self._now is None or kkt_residuals(self._check, x, np.asarray(solution.row_dual),
+                                              np.asarray(solution.col_dual)).holds():
+            return x
+        raw = verified(self._now, None, self.solve())
+        return raw.x if raw.status in ("optimal", "feasible") else None
 
     def solve(self, *, want_duals: bool = True) -> RawResult:
         h = self.h
@@ -224,6 +243,22 @@ class HighsModel:
         return [int(r) for r in rows] or None
 
 
+DENSE_CHECK = 40_000  # n·(n + m) up to which solve_fast's check uses dense P and A
+
+
+def _checked_forms(form: LinearForm, theta) -> tuple[LinearForm, LinearForm]:
+    """The continuous QP at θ (its costs replaced by each `set_objective`), for `verified`,
+    and the same with dense P and A for `solve_fast`'s check where small: scipy's sparse
+    products cost more than the arithmetic there (portfolio_qp, 10 columns: the check took
+    100 µs sparse, 53 dense, against HiGHS's 300 µs solve)."""
+    c, c0 = form.objective_at(theta)
+    A, rl, ru = form.rows_at(theta)
+    now = replace(form, c=c, c0=c0, A=A, rl=rl, ru=ru, n_theta=0)
+    if form.n * (form.n + form.m) > DENSE_CHECK:
+        return now, now
+    return now, replace(now, P=form.P.toarray(), A=sp.csr_array(A).toarray())
+
+
 def solve(form: LinearForm, *, theta=None, time_limit=None, seed=None) -> tuple[RawResult, float]:
     start = time.perf_counter()
     model = HighsModel(form, theta=theta, time_limit=time_limit, seed=seed)
@@ -256,45 +291,66 @@ def _left(time_limit: float | None, start: float) -> float | None:
 
 def verified(form: LinearForm, theta, raw: RawResult, time_limit: float | None = None,
              seed: int | None = None) -> RawResult:
-    """A continuous QP's `optimal` (or `error`) from HiGHS, checked against the KKT conditions
-    at the model's scale (common.kkt_residuals): HiGHS's active-set QP solver judges its
-    tolerances on the data as given, and answered `optimal` at a non-optimal point, `error`
-    ("claims optimality, but with primal infeasibilities") or `unbounded` (of a strictly
-    convex QP) on QPs with one entry 1e3 to 1e6 times the others (benchmarks/fuzz.py,
-    docs/reliability.md). Such an answer is solved again on the equilibrated form
-    (equilibrate.py), whose answer must pass the same check (a KKT point of a convex QP is
-    its optimum: that refutes `unbounded` too); if none does, an `unbounded` stands and an
-    `optimal` says it is not proven (`common.unproven`). LPs and MIPs are not checked (the
+    """A continuous QP's `optimal` (or `error`, `unbounded`, or a point HiGHS's QP iteration
+    limit stopped at) from HiGHS, checked against the KKT conditions at the model's scale
+    (common.kkt_residuals): HiGHS's active-set QP solver judges its tolerances on the data as
+    given, and answered `optimal` at a non-optimal point, `error` ("claims optimality, but
+    with primal infeasibilities") or `unbounded` (of a strictly convex QP) on QPs with one
+    entry 1e3 to 1e6 times the others (benchmarks/fuzz.py, docs/reliability.md). Such an
+    answer is solved again on the equilibrated form (equilibrate.py), then by Clarabel
+    (clarabel_qp.py: an interior point, no active set), whose answers must pass the same
+    check (a KKT point of a convex QP is its optimum: that refutes `unbounded` too); the
+    message says which solver answered. If none does, Clarabel's checked ray proves
+    `unbounded`; else an `unbounded` stands, an `optimal` says it is not proven
+    (`common.unproven`) and an iteration limit's point is an `error` (it had reported
+    objectives near -1e36 as `feasible`: seed 5031414). LPs and MIPs are not checked (the
     simplex's and the MIP solver's answers had no such failure): they pay nothing."""
-    if not form.is_qp or form.is_mip or raw.status not in ("optimal", "error", "unbounded"):
+    stopped = raw.status == "feasible" and "iteration" in raw.message.lower()  # (pyomo's too)
+    if not form.is_qp or form.is_mip or not (stopped or raw.status in CHECKED):
         return raw
     first = _optimality(form, theta, raw)
     if first is not None and first.holds():
         return raw
-    said = f"HiGHS's `{raw.status}` " + (f"fails the KKT check ({first.describe()})"
-                                         if first is not None else f"({raw.message})")
+    failed = f"fails the KKT check ({first.describe()})" if first is not None else ""
+    said = (f"HiGHS stopped at its QP iteration limit ({raw.message})" + (
+        f", at a point that {failed}" if failed else "")) if stopped else \
+        f"HiGHS's `{raw.status}` " + (failed or f"({raw.message})")
     answers = [(raw, first)]
-    scaled = equilibrated(form, theta)
     stop = None if time_limit is None else time.perf_counter() + time_limit
-    for options in RESOLVE_OPTIONS:
+    for who, attempt in _attempts(form, theta, seed):
         left = None if stop is None else stop - time.perf_counter()
         if left is not None and left <= 0:
             break
-        again = _resolve(scaled, options, left, seed)
+        again = attempt(left)
         verdict = _optimality(form, theta, again)
-        if again.status == "optimal" and verdict is not None and verdict.holds():
-            again.message = f"{again.message}; {said}: re-solved with rows and columns " \
-                            "equilibrated"
+        if again.status == "optimal" and verdict is not None and verdict.holds() or \
+                (again.status == "unbounded" and who == "Clarabel"):  # (its ray checked)
+            again.message = f"{again.message}; {said}: {who} answered"
             return again
         answers.append((again, verdict))
+        said += f"; {who}: no answer that passes" + ("" if verdict else f" ({again.message})")
     if raw.status == "unbounded":
         return raw
+    if stopped:
+        return RawResult("error", None, None, message=said, warning=f"no answer: {said}")
     checked = [(r, k) for r, k in answers if k is not None]
     best, verdict = min(checked, key=lambda pair: (not pair[1].feasible(), pair[0].objective),
                         default=(raw, None))
-    if len(answers) > 1:
-        said += "; and so does a re-solve with rows and columns equilibrated"
     return unproven(best, verdict, said)
+
+
+CHECKED = ("optimal", "error", "unbounded")  # HiGHS's QP answers `verified` checks
+
+
+def _attempts(form: LinearForm, theta, seed):
+    """`verified`'s re-solves in order, each (who, solve given the time left): HiGHS on the
+    equilibrated form with each of RESOLVE_OPTIONS, then Clarabel on the form itself."""
+    scaled = equilibrated(form, theta)
+    for options in RESOLVE_OPTIONS:
+        yield ("a re-solve with rows and columns equilibrated" + (
+            ", no regularization" if options else ""),
+            lambda left, options=options: _resolve(scaled, options, left, seed))
+    yield "Clarabel", lambda left: solve_form(form, theta, left)
 
 
 # The re-solves' options: without HiGHS's proximal regularization first (its 1e-7 · x̂ is a
