@@ -16,7 +16,13 @@ from torch import nn
 from ..devices import checked_device, torch_threads
 from ..errors import DflError
 from ..outputs import write_atomic
-from .checkpoint import SCENARIO_CHECKPOINT_FORMAT, check_checkpoint_size, read_checkpoint
+from .checkpoint import (
+    SCENARIO_CHECKPOINT_FORMAT,
+    check_checkpoint_size,
+    check_entries,
+    entry_labels,
+    read_checkpoint,
+)
 from .checkpoint_fields import rebuilt
 from .loss_settings import LOSS_SETTINGS, check_loss_settings
 from .options import SCENARIO_DEFAULTS, TrainOptions, or_default
@@ -130,6 +136,7 @@ class ScenarioTrainer:
             "model_name": self.inst.model.name,
             "generative": {"kind": self.kind, "dim": self.model.dim,
                            "n_features": self.model.n_features, "hidden": self.hidden},
+            "entries": entry_labels(self.inst, self.inst.uncertain),
             "scenarios": self.scenarios,
             "seed": self.seed,
             "loss": self.loss_name,
@@ -151,6 +158,8 @@ class ScenarioTrainer:
         check_checkpoint_size(path, inst, "model draws", spec["dim"],
                                "uncertain values per scenario",
                                sum(entity.size for entity in inst.uncertain))
+        check_entries(path, inst, state.get("entries"), inst.uncertain,
+                      "model's drawn value {k} is")
         trainer = cls(inst, state["loss"], seed=state["seed"], scenarios=state["scenarios"],
                       generative=spec["kind"], hidden=spec["hidden"], device=device,
                       console=console, progress=False)
