@@ -200,14 +200,25 @@ class ScenarioTrainer:
         """Relative regret of the model's risk objective on `data`'s true scenario sets."""
         from .gen_dfl import relative_risk_regret
 
+        return relative_risk_regret(self.objective, self.decide(data.features),
+                                    self._best_for(data), data.draws)
+
+    def regret_kind(self, data) -> str:
+        """Which figure `risk_regret` reports on `data` (normalized, or the mean per sample
+        when every F(w*, Ξ) is 0)."""
+        from .gen_dfl import risk_regret_kind
+
+        return risk_regret_kind(self.objective, self._best_for(data), data.draws)
+
+    def _best_for(self, data) -> np.ndarray:
+        """The best decisions for `data`'s true scenario sets, solved once per data set."""
         # keyed by id, with the data kept: a freed data set's id is reused by the next one,
         # which then scored against the first one's best decisions
         cached = self._best.get(id(data))
         if cached is None or cached[0] is not data:
             best = self.oracle(data.draws.shape[1]).solve(data.draws, cold=True)
             cached = self._best[id(data)] = (data, best)
-        return relative_risk_regret(self.objective, self.decide(data.features), cached[1],
-                                    data.draws)
+        return cached[1]
 
     # ------------------------------------------------------------------ training
     def init_model(self, train) -> tuple[torch.Tensor, torch.Tensor]:
