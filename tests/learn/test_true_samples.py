@@ -65,3 +65,23 @@ def test_an_infeasible_lp_names_an_irreducible_infeasible_subset(tmp_path):
     text = result.stderr.replace("\n", " ")
     assert "true sample 0 (row 0 of `c`) leaves the model infeasible" in text
     assert "an irreducible infeasible subset of rows: low" in text
+
+
+def test_under_distributed_every_rank_names_the_sample_and_none_hangs(tmp_path):
+    """`--distributed`: the rank that holds the sample stopped alone, and the other waited in
+    the gather for it."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    args = _files(tmp_path, UNBOUNDED, bad_row=5)
+    argv = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node",
+            "2", "-m", "dfl_dsl.cli", "train", *args, "--train", str(tmp_path / "bad.npz"),
+            "--epochs", "1", "--distributed"]
+    root = str(Path(__file__).resolve().parents[2])
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": root}
+    proc = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                          env=env)
+    assert proc.returncode != 0
+    assert proc.stderr.count("error: true sample 5 (row 5 of `c`)") == 2, proc.stderr[-3000:]
