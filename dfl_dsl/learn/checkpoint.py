@@ -64,28 +64,32 @@ def check_checkpoint_size(path, inst, does: str, saved: int, unit: str, size: in
                        filename=str(path))
 
 
-def entry_labels(inst) -> list[str]:
-    """What each of a predictor's outputs stands for (`value[7]`, `cost[w1, a]`), in order:
-    saved with the weights, since outputs are matched to entries by position alone."""
-    return [f"{e.name}{e.entry_label(k)}" for e in inst.predicted for k in range(e.size)]
+def entry_labels(inst, params=None) -> list[str]:
+    """What each of a predictor's outputs (or a generative model's drawn values, `params`
+    inst.uncertain) stands for (`value[7]`, `cost[w1, a]`), in order: saved with the
+    weights, since outputs are matched to entries by position alone."""
+    params = inst.predicted if params is None else params
+    return [f"{e.name}{e.entry_label(k)}" for e in params for k in range(e.size)]
 
 
-def check_entries(path, inst, saved) -> None:
+def check_entries(path, inst, saved, params=None,
+                  what: str = "predictor output {k} predicts") -> None:
     """Same model, same sizes, but a set's elements in another order (or renamed) in the
     instance data: output k would be read as another entry's prediction, and the regret
     came out silently other (0.32 for 0.22, the items listed in reverse). Checkpoints written
     before the labels were saved (`saved` None) are not checked."""
     if saved is None:
         return
-    if not isinstance(saved, list) or not all(isinstance(x, str) for x in saved):
-        raise DflError("the checkpoint's `entries` is not a list of entry names",
+    here = entry_labels(inst, params)
+    if not isinstance(saved, list) or not all(isinstance(x, str) for x in saved) or len(
+            saved) != len(here):
+        raise DflError(f"the checkpoint's `entries` is not a list of {len(here)} entry names",
                        filename=str(path))
-    here = entry_labels(inst)
     if saved == here:
         return
     k = next(i for i, (a, b) in enumerate(zip(saved, here, strict=True)) if a != b)
     order = " (the same entries in another order)" if sorted(saved) == sorted(here) else ""
-    raise DflError(f"this checkpoint's predictor output {k} predicts `{saved[k]}`; with this "
+    raise DflError(f"this checkpoint's {what.format(k=k)} `{saved[k]}`; with this "
                    f"instance data it would be read as `{here[k]}`{order}",
                    hint="give the instance data it was trained with, its sets' elements in "
                         "the same order", filename=str(path))

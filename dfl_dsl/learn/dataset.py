@@ -9,10 +9,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import DataError, DataWarning
+from ..errors import DataError, DataWarning, DflError
 from ..param_checks import first_breach
 from .metrics import true_objective
 from .oracle import Oracle
+from .true_samples import true_sample_error
 
 
 @dataclass
@@ -21,6 +22,7 @@ class DFLData:
     theta: np.ndarray  # (N, k) the predicted params' entries, in declaration order
     w: np.ndarray | None = None  # (N, n) true optimal decisions (canonical, with auxiliaries)
     z: np.ndarray | None = None  # (N,) true optimal objective, the model's sense
+    source: str = "<arrays>"  # the file the samples came from (errors name it)
 
     def __len__(self) -> int:
         return len(self.features)
@@ -53,7 +55,7 @@ class DFLData:
         for entity, part in zip(inst.predicted, parts, strict=True):
             _check_declared(inst, entity, part, source)
         _warn_unread(inst, arrays, inst.predicted, source)
-        return cls(features, theta)
+        return cls(features, theta, source=source)
 
     @classmethod
     def from_npz(cls, inst, path: str | Path) -> DFLData:
@@ -68,7 +70,12 @@ class DFLData:
             import torch
 
             costs = oracle.costs(torch.as_tensor(self.theta, dtype=torch.float64))
-            self.w = oracle.solve(costs.numpy(), remember=False).w  # NCE seeds its own
+            try:
+                self.w = oracle.solve(costs.numpy(), remember=False).w  # NCE seeds its own
+            except DflError as exc:
+                if getattr(exc, "status", None) is None:
+                    raise
+                raise true_sample_error(oracle, self.theta, self.source, exc) from None
             self.z = true_objective(oracle, self.theta, self.w)
         return self
 
@@ -78,6 +85,7 @@ class DFLData:
             self.theta[idx],
             None if self.w is None else self.w[idx],
             None if self.z is None else self.z[idx],
+            self.source,
         )
 
 

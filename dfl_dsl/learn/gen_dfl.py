@@ -31,7 +31,7 @@ from .. import ast
 from ..errors import DflError
 from ..evaluate.nonlinear import NL
 from ..evaluate.poly import Poly
-from .metrics import per_scale
+from .metrics import per_scale, regret_kind
 from .scenario_oracle import ScenarioOracle, uncertain_columns
 
 RISK = ("mean", "cvar", "worst")
@@ -437,9 +437,21 @@ def relative_risk_regret(objective: ScenarioObjective, decisions: np.ndarray,
     """Σ_i [F(ŵ_i, Ξ_i) - F(w*_i, Ξ_i)] / Σ_i |F(w*_i, Ξ_i)| over the true scenario sets Ξ_i,
     F the model's risk objective (the relative CVaR regret at the model's α for a `cvar`
     model; normalized as PyEPO normalizes regret, `metrics.per_scale`)."""
-    xi = torch.as_tensor(np.asarray(xi_true, dtype=float))
-    with torch.no_grad():
-        f_hat = objective.value(torch.as_tensor(decisions, dtype=torch.float64), xi)
-        f_best = objective.value(torch.as_tensor(best, dtype=torch.float64), xi)
+    f_hat = _risk_values(objective, decisions, xi_true)
+    f_best = _risk_values(objective, best, xi_true)
     regret = float((f_hat - f_best).clamp_min(0.0).sum())
     return per_scale(regret, float(f_best.abs().sum()), len(f_best), "risk objective F(w*, Ξ)")
+
+
+def risk_regret_kind(objective: ScenarioObjective, best: np.ndarray, xi_true: np.ndarray
+                     ) -> str:
+    """Which figure `relative_risk_regret` reports here (`metrics.regret_kind`)."""
+    return regret_kind(float(_risk_values(objective, best, xi_true).abs().sum()))
+
+
+def _risk_values(objective: ScenarioObjective, decisions: np.ndarray, xi_true: np.ndarray
+                 ) -> torch.Tensor:
+    """F(w_i, Ξ_i) per sample."""
+    with torch.no_grad():
+        return objective.value(torch.as_tensor(decisions, dtype=torch.float64),
+                               torch.as_tensor(np.asarray(xi_true, dtype=float)))

@@ -67,7 +67,7 @@ def per_scale(regret_sum: float, scale: float, n: int, optimum: str = "optimal o
     that guard, i.e. every z* is 0 and the guard alone would set the figure (10⁷ × the regret,
     or 0/0 without it) — the mean regret per sample, Σ regret / n, in the objective's units,
     said once (the warning's text and place are fixed, so Python shows it once)."""
-    if scale > GUARD:
+    if regret_kind(scale) == "normalized":
         return regret_sum / (scale + GUARD)
     warnings.warn(RegretWarning(
         f"every true {optimum} is 0, so the normalized regret (over the sum of their absolute "
@@ -75,3 +75,18 @@ def per_scale(regret_sum: float, scale: float, n: int, optimum: str = "optimal o
         "the regret reported is the mean regret per sample, in the objective's units"),
         stacklevel=2)
     return regret_sum / max(n, 1)
+
+
+# what the outputs call each figure `per_scale` reports (--json's "regret_kind", the label)
+REGRET_LABELS = {"normalized": "normalized regret", "mean per sample": "mean regret per sample"}
+
+
+def regret_kind(scale: float) -> str:
+    """Which figure `per_scale` reports for Σ|z*| = `scale`: "normalized", or "mean per
+    sample" when every z* is 0 (the one rule, so the outputs' label never disagrees)."""
+    return "normalized" if scale > GUARD else "mean per sample"
+
+
+def data_regret_kind(z_true) -> str:
+    """`regret_kind` of a data set's true optimal objectives z*."""
+    return regret_kind(float(np.abs(np.asarray(z_true, dtype=float)).sum()))

@@ -314,7 +314,9 @@ class Oracle:
             w = self.solver.solve(costs, keys, slot)
         except DflError as exc:
             if getattr(exc, "status", None) == "unbounded":
-                raise unbounded_at(self.inst, self.form, costs.cpu().numpy()) from None
+                error = unbounded_at(self.inst, self.form, costs.cpu().numpy())
+                error.status = "unbounded"  # (a data set names its sample: true_samples)
+                raise error from None
             raise exc.located(self.inst.model.filename, None) from None
         if remember:
             self._remember(w)

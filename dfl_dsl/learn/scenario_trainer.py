@@ -16,7 +16,13 @@ from torch import nn
 from ..devices import checked_device, torch_threads
 from ..errors import DflError
 from ..outputs import write_atomic
-from .checkpoint import SCENARIO_CHECKPOINT_FORMAT, check_checkpoint_size, read_checkpoint
+from .checkpoint import (
+    SCENARIO_CHECKPOINT_FORMAT,
+    check_checkpoint_size,
+    check_entries,
+    entry_labels,
+    read_checkpoint,
+)
 from .checkpoint_fields import rebuilt
 from .loss_settings import LOSS_SETTINGS, check_loss_settings
 from .options import SCENARIO_DEFAULTS, TrainOptions, or_default
@@ -130,6 +136,7 @@ class ScenarioTrainer:
             "model_name": self.inst.model.name,
             "generative": {"kind": self.kind, "dim": self.model.dim,
                            "n_features": self.model.n_features, "hidden": self.hidden},
+            "entries": entry_labels(self.inst, self.inst.uncertain),
             "scenarios": self.scenarios,
             "seed": self.seed,
             "loss": self.loss_name,
@@ -151,6 +158,8 @@ class ScenarioTrainer:
         check_checkpoint_size(path, inst, "model draws", spec["dim"],
                                "uncertain values per scenario",
                                sum(entity.size for entity in inst.uncertain))
+        check_entries(path, inst, state.get("entries"), inst.uncertain,
+                      "model's drawn value {k} is")
         trainer = cls(inst, state["loss"], seed=state["seed"], scenarios=state["scenarios"],
                       generative=spec["kind"], hidden=spec["hidden"], device=device,
                       console=console, progress=False)
@@ -191,14 +200,25 @@ class ScenarioTrainer:
         """Relative regret of the model's risk objective on `data`'s true scenario sets."""
         from .gen_dfl import relative_risk_regret
 
+        return relative_risk_regret(self.objective, self.decide(data.features),
+                                    self._best_for(data), data.draws)
+
+    def regret_kind(self, data) -> str:
+        """Which figure `risk_regret` reports on `data` (normalized, or the mean per sample
+        when every F(w*, Ξ) is 0)."""
+        from .gen_dfl import risk_regret_kind
+
+        return risk_regret_kind(self.objective, self._best_for(data), data.draws)
+
+    def _best_for(self, data) -> np.ndarray:
+        """The best decisions for `data`'s true scenario sets, solved once per data set."""
         # keyed by id, with the data kept: a freed data set's id is reused by the next one,
         # which then scored against the first one's best decisions
         cached = self._best.get(id(data))
         if cached is None or cached[0] is not data:
             best = self.oracle(data.draws.shape[1]).solve(data.draws, cold=True)
             cached = self._best[id(data)] = (data, best)
-        return relative_risk_regret(self.objective, self.decide(data.features), cached[1],
-                                    data.draws)
+        return cached[1]
 
     # ------------------------------------------------------------------ training
     def init_model(self, train) -> tuple[torch.Tensor, torch.Tensor]:

@@ -19,6 +19,7 @@ from .checkpoint import load_checkpoint
 from .dataset import DFLData, ScenarioData
 from .loss_registry import LOSSES
 from .loss_settings import check_loss_settings
+from .metrics import REGRET_LABELS, data_regret_kind
 from .options import TrainOptions
 from .recipe import find_recipe, is_recipe, read_recipe, run_generator
 from .scenario_trainer import SCENARIO_LOSSES, ScenarioTrainer
@@ -133,17 +134,20 @@ def _train_predictor(inst, train: DFLData, test: DFLData | None, opts: TrainOpti
     if shard is not None and not shard.is_main:
         trainer.oracle.close()
         return None
+    on = test if test is not None else train
     result = {
-        "regret": trainer.regret(test) if test is not None else trainer.regret(train),
+        "regret": trainer.regret(on),
+        "regret_kind": data_regret_kind(on.z),
         "regret_on": "test" if test is not None else "train",
         "train_regret": trainer.regret(train),
+        "train_regret_kind": data_regret_kind(train.z),
         "oracle": trainer.oracle.method,
         "oracle_stats": trainer.oracle.stats(),
         **_run_fields(opts.loss, opts.epochs, elapsed, history),
     }
     if shard is not None:
         result["ranks"] = shard.world
-    _write_results(trainer, result, opts, inst, console)
+    _write_results(trainer, result, opts, inst, console, REGRET_LABELS[result["regret_kind"]])
     trainer.oracle.close()
     return result
 
@@ -187,11 +191,14 @@ def _train_scenarios(inst, train: ScenarioData, test: ScenarioData | None, opts:
 
 
 def _scenario_fields(trainer: ScenarioTrainer, on: ScenarioData) -> dict:
-    """What `dfl train` and `dfl eval` both report about a risk regret: the metric, S and
-    the number of true scenarios it was measured on."""
+    """What `dfl train` and `dfl eval` both report about a risk regret: the metric (and which
+    figure it is: `regret_kind`), S and the number of true scenarios it was measured on."""
     objective = trainer.objective
     oracle = trainer.oracle(trainer.scenarios)
-    return {"metric": f"relative {objective.measure} regret", "alpha": objective.alpha,
+    kind = trainer.regret_kind(on)
+    metric = (f"relative {objective.measure} regret" if kind == "normalized" else
+              f"mean {objective.measure} regret per sample")
+    return {"metric": metric, "regret_kind": kind, "alpha": objective.alpha,
             "oracle": oracle.method, "oracle_fallbacks": oracle.fallbacks,
             "generative": trainer.kind, "scenarios": trainer.scenarios,
             "true_scenarios": int(on.draws.shape[1])}
@@ -229,9 +236,12 @@ def _print_summary(result: dict, console: Console) -> None:
             f"scenarios per sample): [bold]{result['regret']:.4f}[/bold]   time: "
             f"{result['time_s']:.2f} s ({result['time_per_epoch_s']:.3f} s/epoch)")
         return
+    train_kind = result["train_regret_kind"]
+    train_label = "" if train_kind == result["regret_kind"] else f" ({REGRET_LABELS[train_kind]})"
     console.print(
-        f"normalized regret ({result['regret_on']}): [bold]{result['regret']:.4f}[/bold]   "
-        f"train: {result['train_regret']:.4f}   time: {result['time_s']:.2f} s "
+        f"{REGRET_LABELS[result['regret_kind']]} ({result['regret_on']}): "
+        f"[bold]{result['regret']:.4f}[/bold]   "
+        f"train{train_label}: {result['train_regret']:.4f}   time: {result['time_s']:.2f} s "
         f"({result['time_per_epoch_s']:.3f} s/epoch)"
     )
 
@@ -264,8 +274,10 @@ def eval_command(model_path: Path, data, checkpoint: Path, test_file, *, console
         theta_hat = predictor(torch.as_tensor(test.features, dtype=torch.float32,
                                               device=device)).double().cpu()
     regret = normalized_regret(oracle, theta_hat.numpy(), test.theta, test.w, test.z)
-    console.print(f"normalized regret: [bold]{regret:.4f}[/bold] on {len(test)} samples")
-    return {"regret": regret, "samples": len(test), "checkpoint": str(checkpoint)}
+    kind = data_regret_kind(test.z)
+    console.print(f"{REGRET_LABELS[kind]}: [bold]{regret:.4f}[/bold] on {len(test)} samples")
+    return {"regret": regret, "regret_kind": kind, "samples": len(test),
+            "checkpoint": str(checkpoint)}
 
 
 def _eval_scenarios(inst, checkpoint: Path, test: ScenarioData, test_file, *, device: str,

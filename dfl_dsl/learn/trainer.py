@@ -229,7 +229,16 @@ class Trainer:
         shard, n = self.shard, len(data)
         mine = np.arange(shard.rank, n, shard.world)
         costs = self.oracle.costs(torch.as_tensor(data.theta[mine], dtype=torch.float64))
-        w = shard.gather_rows(self.oracle.solve(costs.numpy(), remember=False).w, n)
+        try:
+            share, failed = self.oracle.solve(costs.numpy(), remember=False).w, False
+        except DflError as exc:  # no solution for a true sample: said by every rank (one
+            if getattr(exc, "status", None) is None:  # stopping alone would hang the others)
+                raise
+            share, failed = None, True
+        if not self._everywhere(not failed):
+            data.solved(self.oracle)  # the located error (`true_samples`), on every rank
+            return
+        w = shard.gather_rows(share, n)
         data.w, data.z = w, true_objective(self.oracle, data.theta, w)
 
     def _everywhere(self, ok: torch.Tensor) -> bool:

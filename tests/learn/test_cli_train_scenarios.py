@@ -73,6 +73,7 @@ def test_train_one_epoch_prints_the_cvar_regret(files, loss):
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout)
     assert out["metric"] == "relative CVaR regret" and out["alpha"] == 0.9
+    assert out["regret_kind"] == "normalized"
     assert out["true_scenarios"] == 8 and out["regret"] >= 0 and len(out["history"]) == 1
     assert out["scenarios"] == (1 if loss in ("mse", "spo+") else 16)
     assert "relative CVaR regret at α = 0.9" in result.stderr.replace("\n", " ")

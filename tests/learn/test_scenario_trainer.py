@@ -261,3 +261,34 @@ def test_gen_dfl_settings_come_from_dfl_train_flags(portfolio):
     assert trainer.gen_dfl == {"target": "observed", "solve_ratio": 0.0}
     assert _scenario_trainer(portfolio[0], "gen-dfl").gen_dfl == {"target": "proxy",
                                                                    "solve_ratio": 1.0}
+
+
+def test_a_scenario_checkpoint_read_with_the_entries_in_another_order_is_refused(tmp_path):
+    """The same items listed in another order: the model's drawn value k would be read as
+    another entry's (as a predictor's outputs were, before its checkpoints named them). A
+    checkpoint written before the names were saved still loads."""
+    model = """set I; param c{I} : uncertain; var x{I} in [0, 2];
+        minimize f: sum{i in I} c[i] * x[i] + 0.5 * worst(sum{i in I} c[i] * x[i]);
+        s.t. need: sum{i in I} x[i] >= 2;"""
+    rng = np.random.default_rng(0)
+    inst = bind(model, {"I": ["a", "b", "c"]})
+    data = ScenarioData.from_arrays(inst, {"features": rng.normal(size=(8, 2)),
+                                           "c": rng.uniform(0.5, 1.5, (8, 2, 3))})
+    trainer = _scenario_trainer(inst, "mse", batch_size=4, seed=1)
+    trainer.fit(data)
+    path = tmp_path / "gen.pt"
+    trainer.save(path)
+    assert torch.load(path, weights_only=True)["entries"] == ["c[a]", "c[b]", "c[c]"]
+    reordered = bind(model, {"I": ["c", "b", "a"]})
+    with pytest.raises(DflError, match=r"drawn value 0 is `c\[a\]`; with this instance data "
+                                       r"it would be read as `c\[c\]` .*another order") as info:
+        ScenarioTrainer.from_checkpoint(path, reordered)
+    assert info.value.filename == str(path)
+    ScenarioTrainer.from_checkpoint(path, inst)
+    state = torch.load(path, weights_only=True)
+    torch.save({**state, "entries": ["c[a]"]}, path)  # hand-edited: one name for 3 values
+    with pytest.raises(DflError, match="`entries` is not a list of 3 entry names"):
+        ScenarioTrainer.from_checkpoint(path, inst)
+    del state["entries"]
+    torch.save(state, path)
+    ScenarioTrainer.from_checkpoint(path, reordered)
