@@ -221,7 +221,10 @@ class _Prober:
     def __call__(self, xi: np.ndarray) -> np.ndarray:
         form = self._build(xi)
         shift = np.where(self.finite_lo, form.rl, np.where(np.isfinite(form.ru), form.ru, 0.0))
-        a = np.asarray(form.A.tocsr()[self.a_rows, self.a_cols]).ravel()
+        # (scipy's fancy index of no entries gives a sparse array, not an empty vector: a
+        # model without constraint rows has no A entries to read)
+        a = (np.asarray(form.A.tocsr()[self.a_rows, self.a_cols]).ravel() if len(self.a_rows)
+             else np.zeros(0))
         return np.concatenate([form.c, [form.c0], shift, a])
 
     def form(self, out: np.ndarray, jac: sp.csc_array) -> LinearForm:

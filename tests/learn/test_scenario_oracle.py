@@ -15,10 +15,15 @@ from dfl_dsl.compile.linear import assemble
 from dfl_dsl.errors import DflError
 from dfl_dsl.learn.scenario_oracle import ScenarioOracle, lift
 
+NO_ROWS = """set A; param c{A} uncertain; var x{A} >= 0, <= 1;
+minimize risk: sum{a in A} c[a] * x[a];
+"""
+
 
 @pytest.mark.parametrize("text, data", [
     (PORTFOLIO, {"n": 3, "ret": np.zeros((3, 3)).tolist()}),
     (MIXED, {"I": [1, 2, 3], "c": np.ones((3, 3)).tolist()}),
+    (NO_ROWS, {"A": ["a", "b", "c"]}),  # no constraint rows: no A entries to probe
 ])
 def test_lifted_form_agrees_with_the_bridge(text, data):
     inst = bind(text, data)
