@@ -432,36 +432,6 @@ class ExpressionRules:
         return body.but(curv=curv, vdeg=None, nonsmooth=True, value=None, dim=None,
                         ldeg=1 if body.pwl else None)
 
-    def _e_Range(self, node: ast.Range, scope: Scope) -> Info:
-        lo = self.expr(node.lo, scope)
-        hi = self.expr(node.hi, scope)
-        parts = [(node.lo, lo, "bound"), (node.hi, hi, "bound")]
-        if node.step is not None:
-            parts.append((node.step, self.expr(node.step, scope), "step"))
-        for side, info, what in parts:
-            if not info.is_data or info.kind not in ("num", "elem") or info.shape != ():
-                raise DflError(f"a range's {what}s must be integer data", side.pos)
-            if info.value is not None and not float(info.value).is_integer():
-                raise DflError(f"a range's {what} must be an integer, got {info.value}", side.pos)
-        if node.step is not None and parts[2][1].value == 0:
-            raise DflError("a range's step must not be 0", node.step.pos)
-        sign = lo.sign if node.step is None or parts[2][1].sign.nonneg else Sign.UNKNOWN
-        return Info(kind="set", set_dim=1, integer=True, sign=sign)
-
-    def _e_SetOp(self, node: ast.SetOp, scope: Scope) -> Info:
-        left = self.expr(node.left, scope)
-        right = self.expr(node.right, scope)
-        for side, info in ((node.left, left), (node.right, right)):
-            if info.kind != "set":
-                raise DflError(f"`{node.op}` needs sets, got {describe(info)}", side.pos)
-        if left.set_dim and right.set_dim and left.set_dim != right.set_dim:
-            raise DflError(
-                f"`{node.op}` of sets of {left.set_dim}-tuples and {right.set_dim}-tuples",
-                node.pos,
-            )
-        integer = left.integer and (right.integer or node.op not in ("union", "symdiff"))
-        return Info(kind="set", set_dim=left.set_dim or right.set_dim, integer=integer)
-
     def _number(self, node: ast.Expr, scope: Scope) -> Info:
         info = self.expr(node, scope)
         if info.kind not in ("num", "elem"):

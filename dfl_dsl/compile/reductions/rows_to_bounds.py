@@ -57,21 +57,9 @@ def rows_to_bounds(form: LinearForm) -> LinearForm:
     single = (count == 1) & ~touched_by_theta
     if not single.any():
         return form
-    # a named row on one epigraph variable (`abs(x) <= 1` is `t <= 1`) stays a row: its dual
-    # is the user's constraint's
-    first = A.indices[A.indptr[:-1][single]]
-    on_aux = np.zeros(form.m, dtype=bool)
-    on_aux[np.flatnonzero(single)[first >= form.n_model]] = True
-    if on_aux.any():
-        named = np.zeros(form.m, dtype=bool)  # the model's rows and their scenario copies
-        for (_, start, count_), origin in zip(form.row_names, form.row_origins, strict=True):
-            if origin is None or origin.reduction == "scenario":
-                named[start : start + count_] = True
-        if form.kept_rows is not None:
-            named = named[form.kept_rows]
-        single &= ~(on_aux & named)
-        if not single.any():
-            return form
+    single &= ~_named_rows_on_aux(form, A, single)
+    if not single.any():
+        return form
     rows = np.nonzero(single)[0]
     cols = A.indices[A.indptr[rows]]
     coef = A.data[A.indptr[rows]]
@@ -104,6 +92,23 @@ def rows_to_bounds(form: LinearForm) -> LinearForm:
         bound_rows=_merged(form.bound_rows, record),
         row_labels=[form.row_labels[i] for i in keep] if form.row_labels else None,
     )
+
+
+def _named_rows_on_aux(form: LinearForm, A: sp.csr_array, single: np.ndarray) -> np.ndarray:
+    """The single-variable rows that stay rows: a named row on one epigraph variable (`abs(x)
+    <= 1` is `t <= 1`), whose dual is the user's constraint's."""
+    first = A.indices[A.indptr[:-1][single]]
+    on_aux = np.zeros(form.m, dtype=bool)
+    on_aux[np.flatnonzero(single)[first >= form.n_model]] = True
+    if not on_aux.any():
+        return on_aux
+    named = np.zeros(form.m, dtype=bool)  # the model's rows and their scenario copies
+    for (_, start, count), origin in zip(form.row_names, form.row_origins, strict=True):
+        if origin is None or origin.reduction == "scenario":
+            named[start : start + count] = True
+    if form.kept_rows is not None:
+        named = named[form.kept_rows]
+    return on_aux & named
 
 
 def _merged(before: BoundRows | None, record: BoundRows) -> BoundRows:
