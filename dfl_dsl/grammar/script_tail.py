@@ -62,7 +62,7 @@ def split(text: str) -> Parts:
     tokens = [(m.group(), m.start(), m.end()) for m in _TOKEN.finditer(text, 0, bound)
               if m.group()[0] not in "#/'\""]
     parts = Parts(bound, line.start() if line else None)
-    for stmt in _statements(tokens, 0, len(tokens)):
+    for stmt in _statements(tokens, 0, len(tokens), text):
         alone = stmt.words == 1
         if alone and stmt.word in ("data", "end"):  # (`end;`: nothing after it is read)
             parts.model_end = stmt.start if parts.solve is None else parts.model_end
@@ -83,30 +83,32 @@ def _only(stmt: Statement, words: frozenset) -> bool:
     return stmt.word in words and all(_only(s, words) for s in stmt.inner)
 
 
-def _statements(tokens, k: int, stop: int) -> list[Statement]:
+def _statements(tokens, k: int, stop: int, text: str) -> list[Statement]:
     found = []
     while k < stop:
         if tokens[k][0] == ";":
             k += 1
             continue
-        stmt, k = _statement(tokens, k, stop)
+        stmt, k = _statement(tokens, k, stop, text)
         found.append(stmt)
     return found
 
 
-def _statement(tokens, k: int, stop: int) -> tuple[Statement, int]:
+def _statement(tokens, k: int, stop: int, text: str) -> tuple[Statement, int]:
     """The statement starting at token `k`, and the token after it: up to a `;` outside
     braces, or, for `for {...} {...}`, to the block's closing brace."""
     first = tokens[k]
     word = first[0] if first[0][0].isalpha() or first[0][0] == "_" else ""
     if word == "for" and k + 1 < stop and tokens[k + 1][0] == "{":
         after = _group_end(tokens, k + 1, stop)
+        if after < stop and tokens[after][0] == ":":  # MathProg's `for {i in I}: {...}`
+            after += 1
         if after < stop and tokens[after][0] == "{":
             end = _group_end(tokens, after, stop)
-            inner = _statements(tokens, after + 1, end - 1)
+            inner = _statements(tokens, after + 1, end - 1, text)
             return Statement(word, first[1], tokens[end - 1][2], 2, inner), end
         if after < stop:
-            body, end = _statement(tokens, after, stop)
+            body, end = _statement(tokens, after, stop, text)
             return Statement(word, first[1], body.end, 2, [body]), end
     depth, j, words = 0, k, 0
     while j < stop:
@@ -122,18 +124,21 @@ def _statement(tokens, k: int, stop: int) -> tuple[Statement, int]:
         j += 1
     end = tokens[min(j, stop - 1)][2]
     name = tokens[k + 1][0] if k + 1 < j and tokens[k + 1][0] not in _OPEN else ""
-    if _labelled(tokens, k, j):  # `display {i in I}: x[i] >= 1;`: a constraint so named
+    if _labelled(tokens, k, j, text):  # `display {i in I}: x[i] >= 1;`: a constraint so named
         word = ""
     return Statement(word, first[1], end, words, name=name), j + 1
 
 
-def _labelled(tokens, k: int, stop: int) -> bool:
+def _labelled(tokens, k: int, stop: int, text: str) -> bool:
     """Whether the statement at `k` is a name, maybe an index, then `:` (AMPL's constraint
-    without `subject to`, whatever its name)."""
+    without `subject to`, whatever its name) — not `printf {...}: "format", ...`, whose `:`
+    opens the text to print (no constraint starts with a string)."""
     after = k + 1
     if after < stop and tokens[after][0] == "{":
         after = _group_end(tokens, after, stop)
-    return after < stop and tokens[after][0] == ":"
+    if not (after < stop and tokens[after][0] == ":"):
+        return False
+    return text[tokens[after][2]:].lstrip()[:1] not in ("'", '"')
 
 
 def _group_end(tokens, k: int, stop: int) -> int:

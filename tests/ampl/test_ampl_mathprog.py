@@ -320,3 +320,9 @@ def test_a_constraint_named_like_a_command_is_a_constraint():
     assert model.bind().solve().objective == pytest.approx(5 + 2) and caught == []
     with pytest.raises(dfl.DflError, match="`display` after `solve;` would change"):
         dfl.parse(text.replace("display{", "solve;\ndisplay{"))
+    # an indexed printf's `:` opens its format: output after `solve;`, not a constraint
+    tail = ('solve;\nprintf{i in I: x[i] > 0}: "%d %g\\n", i, x[i];\n'
+            'for {i in I}: { printf "%d\\n", i; }\n')  # (MathProg's `for` takes a `:` too)
+    model, caught = _parse(text + tail)
+    assert model.bind().solve().objective == pytest.approx(5 + 2)
+    assert [str(w.message).count("not run") for w in caught] == [1]
