@@ -21,11 +21,16 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
 import tracemalloc
+from pathlib import Path
 
 import numpy as np
 from _common import table
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples" / "min_cost_flow"))
+from make_data import network  # noqa: E402  (the example's ring-plus-random-arcs network)
 
 import dfl_dsl as dfl
 from dfl_dsl.compile.bridges import build_linear
@@ -47,14 +52,8 @@ FORMS = {
 
 
 def flow_data(nodes: int, arcs: int, seed: int = 0) -> dict:
-    rng = np.random.default_rng(seed)
-    pairs = {(i, (i + 1) % nodes) for i in range(nodes)} | {((i + 1) % nodes, i)
-                                                           for i in range(nodes)}
-    while len(pairs) < arcs:
-        i, j = (int(v) for v in rng.integers(0, nodes, 2))
-        if i != j:
-            pairs.add((i, j))
-    pairs = sorted(pairs)
+    """The example's network (examples/min_cost_flow/make_data.py) as a data mapping."""
+    pairs, rng = network(nodes, arcs, seed)
     names = [f"n{i}" for i in range(nodes)]
     supply = np.zeros(nodes)
     supply[0], supply[-1] = -100.0, 100.0
