@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import ast
+from .elements import SetValue
 from .frame import Frame
 
 
@@ -80,7 +81,7 @@ class Match:
     """`name`'s candidates from a membership: the set, where `name` sits in its tuples, and
     the keys per frame row of its other components."""
 
-    the_set: object  # a SetValue (evaluate/elements.py)
+    the_set: SetValue
     at: list[int]
     fixed: dict[int, np.ndarray]
 
@@ -120,8 +121,6 @@ class Pushdown:
 
     def member(self, name: str, frame: Frame, pending: frozenset) -> Match | None:
         """A membership that lists the fresh dummy `name`'s candidates, its other parts known."""
-        from .elements import SetValue
-
         for node in self._member.get(name, ()):
             if node.set.id in pending or frame.get(node.set.id) is not None:
                 continue
