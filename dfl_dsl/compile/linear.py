@@ -234,10 +234,11 @@ def _objective(objective: Poly, cols: Columns, sign: float):
     """c, c0, c_θ, c0_θ and P (None without quadratic terms) of the minimized objective."""
     n, nt = cols.n, cols.n_theta
     const, ax, bt, bil, quad = split_poly(objective, cols, "the objective")
-    c = np.asarray(ax.sum(axis=0)).ravel() * sign
+    c = _column_sums(ax, n) * sign
     c0 = float(const.sum()) * sign
     c0_theta = np.zeros(0) if bt is None else np.asarray(bt.sum(axis=0)).ravel() * sign
-    c_theta = sp.csr_array((bil[3] * sign, (bil[1], bil[2])), shape=(n, nt))
+    c_theta = (sp.csr_array((bil[3] * sign, (bil[1], bil[2])), shape=(n, nt)) if len(bil[3])
+               else sp.csr_array((n, nt)))  # (no θ: no triplets to sort into n rows)
     P = None
     if len(quad[0]):
         _, a, b, v = quad
@@ -248,6 +249,16 @@ def _objective(objective: Poly, cols: Columns, sign: float):
         P = sp.csc_array((vals, (rows_, cols_)), shape=(n, n))
         P.sum_duplicates()
     return c, c0, c_theta, c0_theta, P
+
+
+def _column_sums(m: sp.csr_array, n: int) -> np.ndarray:
+    """The objective's cost vector: the sum of its rows. One canonical row (the usual
+    `minimize sum{...}`) is a scatter of its entries, half the time of scipy's sum."""
+    if m.shape[0] == 1 and m.has_canonical_format:
+        out = np.zeros(n)
+        out[m.indices] = m.data
+        return out
+    return np.asarray(m.sum(axis=0)).ravel()
 
 
 def _stack_rows(blocks: list[sp.csr_array], width: int) -> sp.csr_array:
@@ -285,6 +296,9 @@ NO_BOUND = 1e20
 def open_sides(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """`lo <= . <= hi` with an upper side at or above `NO_BOUND` made +inf and a lower side at
     or below -`NO_BOUND` made -inf. A side beyond it the other way (`x >= 1e20`) is no "no
-    bound": it stays, and the backends refuse it (backends/magnitudes.py)."""
+    bound": it stays, and the backends refuse it (backends/magnitudes.py). A side with nothing
+    to open comes back as given (no copy: a million columns' bounds are a pass each, not two)."""
     lo, hi = np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
-    return np.where(lo <= -NO_BOUND, -np.inf, lo), np.where(hi >= NO_BOUND, np.inf, hi)
+    low, high = lo <= -NO_BOUND, hi >= NO_BOUND
+    return (np.where(low, -np.inf, lo) if low.any() else lo,
+            np.where(high, np.inf, hi) if high.any() else hi)

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import ast
+from .digits import Digit, consecutive, transposed
 from .elements import SetValue, format_key
 from .frame import Column, Frame
 
@@ -57,6 +58,12 @@ class Domain:
         if not self.dense:
             table = self._table()
             return table.position(np.stack([a.keys for a in args], axis=1)), False
+        digits = self._digits(args)
+        if digits:
+            digit = consecutive(digits, self.shape)
+            flat = digit.array() if digit is not None else transposed(digits, self.shape)
+            if flat is not None:
+                return flat, True
         parts, exact, at = [], [], 0
         for comp, names in zip(self.components, self.names, strict=True):
             width = len(names)
@@ -76,6 +83,29 @@ class Domain:
         if bad:
             flat = np.where(np.logical_or.reduce(np.broadcast_arrays(*bad)), -1, flat)
         return flat, all(exact)
+
+    def digit_positions(self, args: list[Column]) -> Digit | None:
+        """The entry positions of `args` as a digit of the row number, when the columns are a
+        cross join's over this domain's sets in its order (then no array need be built), else
+        None."""
+        digits = self._digits(args)
+        return consecutive(digits, self.shape) if digits else None
+
+    def _digits(self, args: list[Column]) -> list[Digit] | None:
+        """Each component's digit, when every component's columns are one cross join digit
+        over that component's set."""
+        if not self.dense or not self.components:
+            return None
+        digits, at = [], 0
+        for comp, names in zip(self.components, self.names, strict=True):
+            cols = args[at : at + len(names)]
+            at += len(names)
+            first = cols[0]
+            if first.digit is None or first.origin is not comp or any(
+                    c.binding != first.binding or c.comp != k for k, c in enumerate(cols)):
+                return None
+            digits.append(first.digit)
+        return digits
 
     def _table(self) -> SetValue:
         if not hasattr(self, "_lookup"):

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .digits import Digit
 from .elements import SetValue, combine_columns
 from .sizes import check_count
 
@@ -32,9 +33,16 @@ class Column:
 
     _keys: np.ndarray | None
     origin: SetValue | None = None
-    pos: np.ndarray | None = None  # row's position in `origin`
+    _pos: np.ndarray | None = None  # row's position in `origin`
     comp: int = 0  # which component of the origin's tuples
     binding: int = 0  # same value for the components bound together by one pattern
+    digit: Digit | None = None  # the positions as a digit of the row number (a cross join's)
+
+    @property
+    def pos(self) -> np.ndarray | None:
+        if self._pos is None and self.digit is not None:
+            self._pos = self.digit.array()
+        return self._pos
 
     @property
     def keys(self) -> np.ndarray:
@@ -44,15 +52,26 @@ class Column:
 
     @property
     def n(self) -> int:
-        return len(self.pos) if self._keys is None else len(self._keys)
+        if self._keys is not None:
+            return len(self._keys)
+        return self.digit.n if self.digit is not None else len(self._pos)
 
-    def take(self, idx: np.ndarray) -> Column:
+    def take(self, idx: np.ndarray | Digit) -> Column:
+        if self.digit is not None and isinstance(idx, Digit):
+            taken = self.digit.at(idx)
+            if taken is not None:
+                return Column(None, self.origin, None, self.comp, self.binding, taken)
+        if isinstance(idx, Digit):
+            idx = idx.array()
         if self.pos is not None:
             return Column(None, self.origin, self.pos[idx], self.comp, self.binding)
         return Column(self._keys[idx])
 
     def repeat(self, times: int) -> Column:
         """`take(np.repeat(arange(n), times))` without the index array (a cross join's rows)."""
+        if self.digit is not None:
+            return Column(None, self.origin, None, self.comp, self.binding,
+                          self.digit.repeat(times))
         if self.pos is not None:
             return Column(None, self.origin, np.repeat(self.pos, times), self.comp, self.binding)
         return Column(np.repeat(self._keys, times))
@@ -72,18 +91,25 @@ class Frame:
         n: int,
         columns: dict[str, Column] | None = None,
         parent: Frame | None = None,
-        parent_idx: np.ndarray | None = None,
+        parent_idx: np.ndarray | Digit | None = None,
     ) -> None:
         self.n = n
         self.columns = columns or {}
         self.parent = parent
-        self.parent_idx = parent_idx
+        self._parent_rows = parent_idx  # (a Digit until an array is asked for)
         self._inherited: dict[str, Column] = {}
         self.memo: dict = {}  # per-frame results worth reusing (entry positions of lookups)
 
     @staticmethod
     def root() -> Frame:
         return Frame(1)
+
+    @property
+    def parent_idx(self) -> np.ndarray | None:
+        """Each row's parent row."""
+        if isinstance(self._parent_rows, Digit):
+            self._parent_rows = self._parent_rows.array()
+        return self._parent_rows
 
     def get(self, name: str) -> Column | None:
         column = self.columns.get(name) or self._inherited.get(name)
@@ -94,7 +120,7 @@ class Frame:
         outer = self.parent.get(name)
         if outer is None:
             return None
-        column = outer.take(self.parent_idx)
+        column = outer.take(self._parent_rows)
         self._inherited[name] = column
         return column
 
@@ -104,7 +130,10 @@ class Frame:
 
     def starts(self) -> np.ndarray:
         """Row offsets of each parent row's group (length parent.n + 1)."""
-        assert self.parent is not None and self.parent_idx is not None
+        assert self.parent is not None and self._parent_rows is not None
+        rows = self._parent_rows
+        if isinstance(rows, Digit) and rows.n == rows.inner * rows.size == rows.inner * self.parent.n:
+            return np.arange(0, self.n + 1, rows.inner, dtype=np.int64)  # equal groups, in order
         return np.searchsorted(self.parent_idx, np.arange(self.parent.n + 1)).astype(np.int64)
 
     def take(self, idx: np.ndarray) -> Frame:
@@ -179,7 +208,7 @@ def join(parent: Frame, items, filter_, eval_set: SetEvaluator, eval_mask: MaskE
     """The child frame of `parent` for an index's items and filter. `push` (an
     `evaluate.pushdown.Pushdown`) tells what the filter says a fresh dummy equals or belongs
     to: the join then matches instead of crossing every row with the item's set."""
-    frame = Frame(parent.n, {}, parent, np.arange(parent.n, dtype=np.int64))
+    frame = Frame(parent.n, {}, parent, Digit.rows(parent.n))
     for at, item in enumerate(items):
         the_set = eval_set(item.set, frame)
         names = item.names or ("",) * _width(the_set)
@@ -301,6 +330,14 @@ def _cross(frame: Frame, names, the_set: SetValue) -> Frame:
     times = len(candidates)
     check_count(frame.n * times, "this index")
     columns = {k: c.repeat(times) for k, c in frame.columns.items()}
+    rows = frame._parent_rows
+    if times == the_set.n and frame.n * times:  # every element, in order: digits, no arrays
+        binding = next(_bindings)
+        tiled = Digit.rows(times).tile(frame.n)
+        columns.update({name: Column(None, the_set, None, k, binding, tiled)
+                        for k, name in reversed(list(enumerate(names)))})
+        rows = rows.repeat(times) if isinstance(rows, Digit) else np.repeat(rows, times)
+        return Frame(frame.n * times, columns, frame.parent, rows)
     columns.update(_columns(the_set, names, candidates, tiles=frame.n))
     return Frame(frame.n * times, columns, frame.parent, np.repeat(frame.parent_idx, times))
 

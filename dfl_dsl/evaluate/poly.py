@@ -21,10 +21,11 @@ def _csr(data, indices, indptr, shape) -> sp.csr_array:
     return sp.csr_array((data, indices, indptr), shape=shape)
 
 
-def scale_rows(m: sp.csr_array, factor: np.ndarray) -> sp.csr_array:
-    """diag(factor) @ m without building the diagonal."""
+def scale_rows(m: sp.csr_array, factor: np.ndarray, one_per_row: bool = False) -> sp.csr_array:
+    """diag(factor) @ m without building the diagonal. `one_per_row` (the caller knows every
+    row holds one entry) skips the O(rows) test for it."""
     m = m.tocsr()
-    if m.nnz == m.shape[0] and (np.diff(m.indptr) == 1).all():
+    if one_per_row or (m.nnz == m.shape[0] and (np.diff(m.indptr) == 1).all()):
         data = m.data * factor  # one entry per row (a variable's entries): no spread
     else:
         data = m.data * spread(factor, m.indptr)
@@ -66,6 +67,9 @@ class Poly:
     lin: sp.csr_array  # (R, Z)
     quad: sp.csr_array | None = None  # (R, P)
     pairs: np.ndarray | None = None  # (P, 2), a <= b
+    # every row of `lin` holds exactly one entry (a variable's entries, scaled or taken):
+    # known from construction, so scaling needn't test it over a million rows
+    one_per_row: bool = False
 
     # ------------------------------------------------------------ construction
     @staticmethod
@@ -81,17 +85,21 @@ class Poly:
         return p
 
     @staticmethod
-    def symbols(columns: np.ndarray, width: int, offset: int = 0) -> Poly:
-        """Row r is z[offset + columns[r]]."""
-        columns = np.asarray(columns).ravel()
+    def symbols(columns: np.ndarray | range, width: int, offset: int = 0) -> Poly:
+        """Row r is z[offset + columns[r]] (a range: consecutive symbols, written once)."""
+        if not isinstance(columns, range):
+            columns = np.asarray(columns).ravel()
         rows = len(columns)
         # scipy keeps 32-bit indices where they fit: handing it 64-bit ones costs a scan and
         # a cast of each array (the offset is added in the same pass)
         index = np.int32 if max(rows, width) < 2**31 else np.int64
-        columns = (np.add(columns, offset, dtype=index, casting="unsafe") if offset
-                   else columns.astype(index, copy=False))
+        if isinstance(columns, range):
+            columns = np.arange(columns.start + offset, columns.stop + offset, dtype=index)
+        else:
+            columns = (np.add(columns, offset, dtype=index, casting="unsafe") if offset
+                       else columns.astype(index, copy=False))
         lin = _csr(np.ones(rows), columns, np.arange(rows + 1, dtype=index), (rows, width))
-        return Poly(np.zeros(rows), lin)
+        return Poly(np.zeros(rows), lin, one_per_row=True)
 
     # ------------------------------------------------------------ facts
     @property
@@ -120,14 +128,15 @@ class Poly:
     def take(self, idx: np.ndarray) -> Poly:
         idx = np.asarray(idx, dtype=np.int64)
         quad = self.quad[idx] if self.quad is not None else None
-        return Poly(self.const[idx], self.lin[idx], quad, self.pairs)
+        return Poly(self.const[idx], self.lin[idx], quad, self.pairs, self.one_per_row)
 
     def scale(self, factor: np.ndarray) -> Poly:
         factor = np.broadcast_to(np.asarray(factor, dtype=float), (self.rows,))
         quad = scale_rows(self.quad, factor) if self.quad is not None else None
         # a zero constant (a variable's entries) stays a fresh zero array: nothing to write
         const = self.const * factor if self.const.any() else np.zeros(self.rows)
-        return Poly(const, scale_rows(self.lin, factor), quad, self.pairs)
+        return Poly(const, scale_rows(self.lin, factor, self.one_per_row), quad, self.pairs,
+                    self.one_per_row)
 
     def rowmap(self, m: sp.csr_array) -> Poly:
         """New rows as sparse combinations of these: m @ self (m is R_new × R)."""

@@ -61,6 +61,9 @@ class SubscriptRules:
             raise EvalError(
                 f"`{entity.name}` takes {entity.domain.arity} subscript(s), got {len(cols)}"
             )
+        whole = _whole_entity(entity, cols, self.ctx.width)
+        if whole is not None:
+            return whole
         pos, complete = _positions(entity.domain, cols, frame)
         if not complete and np.any(pos < 0):
             bad = int(np.nonzero(pos < 0)[0][0])
@@ -210,6 +213,27 @@ def _flat_positions(whole: Val, ints: list[tuple], rest: list[int], lead: tuple,
     target = lead + out_shape
     grids = [np.broadcast_to(c, target) for c in coords]
     return np.ravel_multi_index(grids, src_shape).ravel() if grids else np.zeros(1, np.int64)
+
+
+def _whole_entity(entity: Entity, cols: list[Column], width: int) -> Val | None:
+    """`x[i, j]` over a cross join of x's own sets in x's order (`sum{i in I, j in J} c[i, j] *
+    x[i, j]`): frame row r is entry r, so a param's values are its array as it stands (a
+    read-only view: no gather) and a variable's symbols a range (no positions). None when the
+    rows aren't the entries in order, or a param misses entries (the general path says
+    which)."""
+    if entity.kind not in ("data", "var", "theta"):
+        return None
+    digit = entity.domain.digit_positions(cols)
+    if digit is None or not digit.identity or digit.n != entity.domain.n:
+        return None
+    if entity.kind != "data":
+        n = entity.domain.n
+        return Val(Poly.symbols(range(entity.offset, entity.offset + n), width), True, ())
+    if entity.missing is not None and entity.missing.any():
+        return None
+    values = entity.data.view()
+    values.flags.writeable = False
+    return Val(values, True, (), "elem" if entity.elem else "num")
 
 
 def _positions(domain, cols: list[Column], frame: Frame) -> tuple[np.ndarray, bool]:

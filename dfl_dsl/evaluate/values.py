@@ -133,7 +133,7 @@ def multiply(a: Val, b: Val, n: int, width: int) -> Val:
         return Val(_defined(out, "0 * inf"), framed, shape)
     if not a.symbolic or not b.symbolic:
         data, sym = (a, b) if not a.symbolic else (b, a)
-        factor = flat_data(data, framed, shape, n).astype(float)
+        factor = flat_data(data, framed, shape, n).astype(float, copy=False)
         return Val(expand(sym, framed, shape, n, width).scale(factor), framed, shape)
     left = expand(a, framed, shape, n, width)
     right = expand(b, framed, shape, n, width)
