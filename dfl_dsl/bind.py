@@ -257,11 +257,11 @@ class _Binder(SetBinding):
             elif attr.kind == "integer":
                 integer[:] = True
             elif attr.kind in (">=", "box"):
-                lower = np.maximum(lower, self._bound(attr.operands[0], domain))
+                np.maximum(lower, self._bound(attr.operands[0], domain), out=lower)
                 if attr.kind == "box":
-                    upper = np.minimum(upper, self._bound(attr.operands[1], domain))
+                    np.minimum(upper, self._bound(attr.operands[1], domain), out=upper)
             elif attr.kind == "<=":
-                upper = np.minimum(upper, self._bound(attr.operands[0], domain))
+                np.minimum(upper, self._bound(attr.operands[0], domain), out=upper)
             elif attr.kind == "init":  # AMPL's `:= e`: a start point for the backends
                 v = self.evaluator.number(attr.operands[0], domain.frame)
                 entity.extra["start"] = per_entry(v, domain, attr.operands[0], False,
@@ -275,9 +275,8 @@ class _Binder(SetBinding):
             )
         # `var x >= lb` with lb = inf: no number meets it (HiGHS answered `optimal` with no
         # point, CVXPY `unbounded`); inf can only leave a side open
-        closed = (lower == np.inf) | (upper == -np.inf)
-        if closed.any():
-            bad = int(np.nonzero(closed)[0][0])
+        if n and (lower.max() == np.inf or upper.min() == -np.inf):  # (no mask at n = 10⁶)
+            bad = int(np.nonzero((lower == np.inf) | (upper == -np.inf))[0][0])
             side, value = ("lower", lower[bad]) if lower[bad] == np.inf else ("upper", upper[bad])
             raise DflError(
                 f"variable `{stmt.name}{entity.entry_label(bad)}` has the {side} bound "

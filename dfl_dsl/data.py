@@ -111,23 +111,24 @@ def to_entries(
     and for a set of tuples a list aligned with the set's order.
     """
     n = domain.n
+    if isinstance(raw, np.ndarray) and domain.arity and not elem and raw.dtype.kind not in "iuf":
+        raise source.error(
+            f"param `{name}` should hold numbers, but the array holds "
+            f"{_KIND_NAMES.get(raw.dtype.kind, str(raw.dtype))}",
+            name,
+        )
+    if domain.dense and domain.arity and not elem:  # (before the per-entry arrays are made)
+        whole = _whole_array(source, name, raw, [c.n for c in domain.components])
+        if whole is not None:
+            return whole, np.zeros(n, dtype=bool)
     values = np.zeros(n, dtype=np.int64 if elem else float)
     missing = np.ones(n, dtype=bool)
     if not domain.arity:
         values[0] = _scalar(source, name, raw, elem, "")
         missing[0] = False
         return values, missing
-    if isinstance(raw, np.ndarray) and not elem and raw.dtype.kind not in "iuf":
-        raise source.error(
-            f"param `{name}` should hold numbers, but the array holds "
-            f"{_KIND_NAMES.get(raw.dtype.kind, str(raw.dtype))}",
-            name,
-        )
     if domain.dense:
         sizes = [c.n for c in domain.components]
-        whole = None if elem else _whole_array(source, name, raw, sizes)
-        if whole is not None:
-            return whole, np.zeros(n, dtype=bool)
         widths = [len(ns) for ns in domain.names]
         flat_pos: list[int] = []
         flat_val: list = []

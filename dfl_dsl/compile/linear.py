@@ -113,15 +113,15 @@ class Columns:
         self.theta_end = inst.width
         self.n_theta = inst.width - self.nx
         self.n = self.nx + (width - inst.width)
-        var_of = np.full(width, -1, dtype=np.int64)
-        var_of[: self.nx] = np.arange(self.nx)
-        var_of[inst.width :] = self.nx + np.arange(width - inst.width)
+        var_of = np.arange(width, dtype=np.int64)  # x keep their place, aux move up past θ
+        var_of[inst.width :] -= self.n_theta
+        var_of[self.nx : inst.width] = -1
         theta_of = np.full(width, -1, dtype=np.int64)
         theta_of[self.nx : inst.width] = np.arange(self.n_theta)
         self.var_of, self.theta_of = var_of, theta_of
         # with no θ, z = [x; aux] is already the canonical column order: no reindexing
         self.identity = self.n_theta == 0
-        self.x_cols = np.flatnonzero(var_of >= 0)  # var_of increases along them
+        self.x_cols = np.r_[0 : self.nx, inst.width : width]  # var_of increases along them
         self.theta_cols = np.arange(self.nx, inst.width)
 
 
