@@ -17,6 +17,26 @@ import scipy.sparse as sp
 from .gram import assemble, canonical, dense_triplets, entry_rows, quadratic_pairs, spread
 
 
+_SHARED: dict[tuple[str, str], np.ndarray] = {}
+
+
+def _shared(kind: str, n: int, dtype) -> np.ndarray:
+    """A read-only view of n ones, zeros or 0 .. n-1, cut from one array kept per kind and
+    dtype (grown as bigger models come). A variable's entries are n rows of one symbol with
+    coefficient 1 and constant 0: building those arrays fresh for each `x[i, j]` of a
+    million-entry sum touched 30 MB of new memory a time; views of these touch none. Read-only,
+    so nothing can write through one into another Poly (a write raises instead)."""
+    key = (kind, np.dtype(dtype).str)
+    held = _SHARED.get(key)
+    if held is None or len(held) < n:
+        size = max(n, 2 * len(held) if held is not None else 0)
+        held = (np.arange(size, dtype=dtype) if kind == "range" else
+                np.full(size, 1 if kind == "ones" else 0, dtype=dtype))
+        held.flags.writeable = False
+        _SHARED[key] = held
+    return held[:n]
+
+
 def _csr(data, indices, indptr, shape) -> sp.csr_array:
     return sp.csr_array((data, indices, indptr), shape=shape)
 
@@ -98,8 +118,10 @@ class Poly:
         else:
             columns = (np.add(columns, offset, dtype=index, casting="unsafe") if offset
                        else columns.astype(index, copy=False))
-        lin = _csr(np.ones(rows), columns, np.arange(rows + 1, dtype=index), (rows, width))
-        return Poly(np.zeros(rows), lin, one_per_row=True)
+        lin = _csr(_shared("ones", rows, float), columns, _shared("range", rows + 1, index),
+                   (rows, width))
+        lin.has_canonical_format = True  # one entry a row: nothing to sort or sum
+        return Poly(_shared("zeros", rows, float), lin, one_per_row=True)
 
     # ------------------------------------------------------------ facts
     @property
