@@ -120,7 +120,7 @@ class HighsModel:
             self.h.setOptionValue("qp_iteration_limit", qp_iteration_limit(form.n, form.m))
             self.h.setOptionValue("user_objective_scale", qp_scale_exponent(form.P))
         self._load(theta)
-        self._cols = np.arange(form.n, dtype=np.int32)
+        self._cols: np.ndarray | None = None  # 0 .. n-1, made when costs first change
         self._now = self._check = None  # a continuous QP at θ with the current costs
         if form.is_qp and not form.is_mip:
             self._now, self._check = _checked_forms(form, theta)
@@ -134,7 +134,9 @@ class HighsModel:
         csc = A.tocsc()  # (its result knows its indices are sorted: no O(nnz) check below)
         if not csc.has_sorted_indices:
             csc.sort_indices()
-        integrality = form.integer.astype(np.int32)
+        # (an LP's: zeros from the allocator, no cast of a million flags)
+        integrality = (form.integer.astype(np.int32) if form.is_mip
+                       else np.zeros(form.n, dtype=np.int32))
         args = (
             form.n, form.m, csc.nnz,
         )
@@ -159,6 +161,8 @@ class HighsModel:
     def set_objective(self, c: np.ndarray, c0: float = 0.0) -> None:
         """Push a new cost vector (the only change when a prediction changes)."""
         c = np.asarray(c, dtype=float)
+        if self._cols is None:
+            self._cols = np.arange(self.form.n, dtype=np.int32)
         self.h.changeColsCost(self.form.n, self._cols, c)
         self.h.changeObjectiveOffset(float(c0))
         for form in (self._now, self._check):

@@ -11,6 +11,7 @@ is recorded, a new prediction only changes numbers: the model is never rebuilt.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 import scipy.sparse as sp
@@ -106,23 +107,42 @@ class LinearForm:
 
 
 class Columns:
-    """z = [x (model vars); θ; aux] -> canonical variables [x; aux] and θ indices."""
+    """z = [x (model vars); θ; aux] -> canonical variables [x; aux] and θ indices. The maps
+    are made when first asked for: with no θ (`identity`) the linear blocks need none, and
+    each is a million-entry array at a million columns."""
 
     def __init__(self, inst: Instance, width: int) -> None:
         self.nx = inst.n_vars
         self.theta_end = inst.width
+        self.width = width
         self.n_theta = inst.width - self.nx
         self.n = self.nx + (width - inst.width)
-        var_of = np.arange(width, dtype=np.int64)  # x keep their place, aux move up past θ
-        var_of[inst.width :] -= self.n_theta
-        var_of[self.nx : inst.width] = -1
-        theta_of = np.full(width, -1, dtype=np.int64)
-        theta_of[self.nx : inst.width] = np.arange(self.n_theta)
-        self.var_of, self.theta_of = var_of, theta_of
         # with no θ, z = [x; aux] is already the canonical column order: no reindexing
         self.identity = self.n_theta == 0
-        self.x_cols = np.r_[0 : self.nx, inst.width : width]  # var_of increases along them
-        self.theta_cols = np.arange(self.nx, inst.width)
+
+    @cached_property
+    def var_of(self) -> np.ndarray:
+        """Each symbol's canonical column (-1 for θ): x keep their place, aux move up past θ."""
+        var_of = np.arange(self.width, dtype=np.int64)
+        var_of[self.theta_end :] -= self.n_theta
+        var_of[self.nx : self.theta_end] = -1
+        return var_of
+
+    @cached_property
+    def theta_of(self) -> np.ndarray:
+        """Each symbol's θ index (-1 for x and aux)."""
+        theta_of = np.full(self.width, -1, dtype=np.int64)
+        theta_of[self.nx : self.theta_end] = np.arange(self.n_theta)
+        return theta_of
+
+    @cached_property
+    def x_cols(self) -> np.ndarray:
+        """The symbols that are canonical columns, in order (var_of increases along them)."""
+        return np.r_[0 : self.nx, self.theta_end : self.width]
+
+    @cached_property
+    def theta_cols(self) -> np.ndarray:
+        return np.arange(self.nx, self.theta_end)
 
 
 def _relabel_columns(m: sp.csr_array, new_of: np.ndarray, width: int) -> sp.csr_array:
@@ -234,7 +254,8 @@ def _objective(objective: Poly, cols: Columns, sign: float):
     """c, c0, c_θ, c0_θ and P (None without quadratic terms) of the minimized objective."""
     n, nt = cols.n, cols.n_theta
     const, ax, bt, bil, quad = split_poly(objective, cols, "the objective")
-    c = _column_sums(ax, n) * sign
+    c = _column_sums(ax, n)  # (fresh: the sign flips in place)
+    c *= sign
     c0 = float(const.sum()) * sign
     c0_theta = np.zeros(0) if bt is None else np.asarray(bt.sum(axis=0)).ravel() * sign
     c_theta = (sp.csr_array((bil[3] * sign, (bil[1], bil[2])), shape=(n, nt)) if len(bil[3])
@@ -296,9 +317,9 @@ NO_BOUND = 1e20
 def open_sides(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """`lo <= . <= hi` with an upper side at or above `NO_BOUND` made +inf and a lower side at
     or below -`NO_BOUND` made -inf. A side beyond it the other way (`x >= 1e20`) is no "no
-    bound": it stays, and the backends refuse it (backends/magnitudes.py). A side with nothing
-    to open comes back as given (no copy: a million columns' bounds are a pass each, not two)."""
-    lo, hi = np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
-    low, high = lo <= -NO_BOUND, hi >= NO_BOUND
-    return (np.where(low, -np.inf, lo) if low.any() else lo,
-            np.where(high, np.inf, hi) if high.any() else hi)
+    bound": it stays, and the backends refuse it (backends/magnitudes.py). In place: the
+    callers hand over fresh float arrays (a million columns' bounds: no copies)."""
+    lo, hi = np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)  # (ints: a float copy)
+    np.putmask(lo, lo <= -NO_BOUND, -np.inf)
+    np.putmask(hi, hi >= NO_BOUND, np.inf)
+    return lo, hi

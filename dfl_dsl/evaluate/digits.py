@@ -70,7 +70,8 @@ def transposed(digits: list[Digit], shape: tuple[int, ...]) -> np.ndarray | None
     axes = tuple(shape[k] for k in order)
     if consecutive([digits[k] for k in order], axes) is None or digits[order[-1]].inner != 1:
         return None
-    return np.arange(total, dtype=np.int64).reshape(shape).transpose(order).ravel()
+    index = np.int32 if total < 2**31 else np.int64  # (positions below `total`: no overflow)
+    return np.arange(total, dtype=index).reshape(shape).transpose(order).ravel()
 
 
 def consecutive(digits: list[Digit], shape: tuple[int, ...]) -> Digit | None:

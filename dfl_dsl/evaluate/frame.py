@@ -132,7 +132,8 @@ class Frame:
         """Row offsets of each parent row's group (length parent.n + 1)."""
         assert self.parent is not None and self._parent_rows is not None
         rows = self._parent_rows
-        if isinstance(rows, Digit) and rows.n == rows.inner * rows.size == rows.inner * self.parent.n:
+        if isinstance(rows, Digit) and rows.n == rows.inner * rows.size == rows.inner * (
+                self.parent.n):
             return np.arange(0, self.n + 1, rows.inner, dtype=np.int64)  # equal groups, in order
         return np.searchsorted(self.parent_idx, np.arange(self.parent.n + 1)).astype(np.int64)
 

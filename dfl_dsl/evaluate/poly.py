@@ -16,8 +16,8 @@ import scipy.sparse as sp
 
 from .gram import assemble, canonical, dense_triplets, entry_rows, quadratic_pairs, spread
 
-
 _SHARED: dict[tuple[str, str], np.ndarray] = {}
+_ONES = ("ones", np.dtype(float).str)
 
 
 def _shared(kind: str, n: int, dtype) -> np.ndarray:
@@ -46,7 +46,10 @@ def scale_rows(m: sp.csr_array, factor: np.ndarray, one_per_row: bool = False) -
     row holds one entry) skips the O(rows) test for it."""
     m = m.tocsr()
     if one_per_row or (m.nnz == m.shape[0] and (np.diff(m.indptr) == 1).all()):
-        data = m.data * factor  # one entry per row (a variable's entries): no spread
+        # one entry per row (a variable's entries): no spread; coefficients all 1 (the
+        # shared ones): the factor is the data
+        data = (np.ascontiguousarray(factor) if m.data.base is _SHARED.get(_ONES)
+                else m.data * factor)
     else:
         data = m.data * spread(factor, m.indptr)
     return _csr(data, m.indices, m.indptr, m.shape)

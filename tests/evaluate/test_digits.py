@@ -83,10 +83,10 @@ def test_sums_in_and_out_of_order_give_the_loops_coefficients(monkeypatch):
     monkeypatch.setattr(subscripts, "_whole_entity",
                         lambda *a: whole.append(original(*a)) or whole[-1])
     rng = np.random.default_rng(3)
-    I, J, K = ["a", "b", "c"], [1, 2, 3, 4], ["p", "q"]
     c = rng.normal(size=(3, 4, 2))
     d = {"a": {"1": 1.5, "3": -2.0}}  # the others take the default
-    data = {"I": I, "J": J, "K": K, "c": c.tolist(), "d": d, "cap": [5.0, 6.0, 7.0, 8.0]}
+    data = {"I": ["a", "b", "c"], "J": [1, 2, 3, 4], "K": ["p", "q"], "c": c.tolist(), "d": d,
+            "cap": [5.0, 6.0, 7.0, 8.0]}
     form = build_linear(bind(MODEL, data), reduce=False)
     col = {key: n for n, key in enumerate(itertools.product(range(3), range(4), range(2)))}
     dd = np.full((3, 4), 7.0)
