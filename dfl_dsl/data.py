@@ -188,7 +188,8 @@ def _whole_array(source: DataSource, name: str, raw: Any, sizes: list[int]) -> n
         arr = arr.ravel()
     else:
         return None
-    return None if np.isnan(arr).any() else arr
+    # (a NaN makes the sum NaN: the mask is only written when the sum says to look)
+    return None if np.isnan(arr.sum()) and np.isnan(arr).any() else arr
 
 
 def _plain_array(values: list) -> np.ndarray | None:

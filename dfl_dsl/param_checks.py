@@ -94,12 +94,20 @@ def first_breach(evaluator: Evaluator, stmt: ast.ParamDecl, entity: Entity, rows
             bound = evaluator.value(check.operand, domain.frame)
         else:
             bound = evaluator.number(check.operand, domain.frame)
-        limit = per_entry(bound, domain, check.operand, entity.elem, "the check's bound")
+        limit = _bound_of(bound, domain, check.operand, entity.elem)
         bad = _FAILS[check.op](rows, limit) & given
         if bad.any():
             return elementwise_breach(rows, bad, f"breaks `{check.op} {{limit}}`", check.pos,
                                 limit, elem=entity.elem)
     return None
+
+
+def _bound_of(bound: Val, domain: Domain, node: ast.Expr, elem: bool) -> np.ndarray:
+    """A check's bound per entry; one number (`>= 0`, the usual case) stays one, compared with
+    every entry by broadcasting instead of written out a million times."""
+    if not bound.symbolic and not bound.framed and np.ndim(bound.payload) == 0:
+        return np.asarray(bound.payload, dtype=np.int64 if elem else float)
+    return per_entry(bound, domain, node, elem, "the check's bound")
 
 
 def elementwise_breach(rows, bad, what: str, pos: ast.Pos, limit=None, elem=False,
