@@ -335,8 +335,10 @@ def _cross(frame: Frame, names, the_set: SetValue) -> Frame:
     if times == the_set.n and frame.n * times:  # every element, in order: digits, no arrays
         binding = next(_bindings)
         tiled = Digit.rows(times).tile(frame.n)
-        columns.update({name: Column(None, the_set, None, k, binding, tiled)
-                        for k, name in reversed(list(enumerate(names)))})
+        new: dict[str, Column] = {}
+        for k, name in enumerate(names):  # (a repeated name: its first component, in order)
+            new.setdefault(name, Column(None, the_set, None, k, binding, tiled))
+        columns.update(new)
         rows = rows.repeat(times) if isinstance(rows, Digit) else np.repeat(rows, times)
         return Frame(frame.n * times, columns, frame.parent, rows)
     columns.update(_columns(the_set, names, candidates, tiles=frame.n))

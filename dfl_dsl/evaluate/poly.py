@@ -16,26 +16,6 @@ import scipy.sparse as sp
 
 from .gram import assemble, canonical, dense_triplets, entry_rows, quadratic_pairs, spread
 
-_SHARED: dict[tuple[str, str], np.ndarray] = {}
-_ONES = ("ones", np.dtype(float).str)
-
-
-def _shared(kind: str, n: int, dtype) -> np.ndarray:
-    """A read-only view of n ones, zeros or 0 .. n-1, cut from one array kept per kind and
-    dtype (grown as bigger models come). A variable's entries are n rows of one symbol with
-    coefficient 1 and constant 0: building those arrays fresh for each `x[i, j]` of a
-    million-entry sum touched 30 MB of new memory a time; views of these touch none. Read-only,
-    so nothing can write through one into another Poly (a write raises instead)."""
-    key = (kind, np.dtype(dtype).str)
-    held = _SHARED.get(key)
-    if held is None or len(held) < n:
-        size = max(n, 2 * len(held) if held is not None else 0)
-        held = (np.arange(size, dtype=dtype) if kind == "range" else
-                np.full(size, 1 if kind == "ones" else 0, dtype=dtype))
-        held.flags.writeable = False
-        _SHARED[key] = held
-    return held[:n]
-
 
 def _csr(data, indices, indptr, shape) -> sp.csr_array:
     return sp.csr_array((data, indices, indptr), shape=shape)
@@ -43,13 +23,10 @@ def _csr(data, indices, indptr, shape) -> sp.csr_array:
 
 def scale_rows(m: sp.csr_array, factor: np.ndarray, one_per_row: bool = False) -> sp.csr_array:
     """diag(factor) @ m without building the diagonal. `one_per_row` (the caller knows every
-    row holds one entry) skips the O(rows) test for it."""
+    row holds one entry: a `Poly.selection`) skips the O(rows) test for it."""
     m = m.tocsr()
     if one_per_row or (m.nnz == m.shape[0] and (np.diff(m.indptr) == 1).all()):
-        # one entry per row (a variable's entries): no spread; coefficients all 1 (the
-        # shared ones): the factor is the data
-        data = (np.ascontiguousarray(factor) if m.data.base is _SHARED.get(_ONES)
-                else m.data * factor)
+        data = m.data * factor  # one entry per row (a variable's entries): no spread
     else:
         data = m.data * spread(factor, m.indptr)
     return _csr(data, m.indices, m.indptr, m.shape)
@@ -90,9 +67,10 @@ class Poly:
     lin: sp.csr_array  # (R, Z)
     quad: sp.csr_array | None = None  # (R, P)
     pairs: np.ndarray | None = None  # (P, 2), a <= b
-    # every row of `lin` holds exactly one entry (a variable's entries, scaled or taken):
-    # known from construction, so scaling needn't test it over a million rows
-    one_per_row: bool = False
+    # every row is one symbol times a coefficient, and the constant is 0 (a variable's
+    # entries, scaled or taken): known from construction, so scaling and summing needn't
+    # test for one entry a row, or read a million zeros, to find it out
+    selection: bool = False
 
     # ------------------------------------------------------------ construction
     @staticmethod
@@ -121,10 +99,9 @@ class Poly:
         else:
             columns = (np.add(columns, offset, dtype=index, casting="unsafe") if offset
                        else columns.astype(index, copy=False))
-        lin = _csr(_shared("ones", rows, float), columns, _shared("range", rows + 1, index),
-                   (rows, width))
+        lin = _csr(np.ones(rows), columns, np.arange(rows + 1, dtype=index), (rows, width))
         lin.has_canonical_format = True  # one entry a row: nothing to sort or sum
-        return Poly(_shared("zeros", rows, float), lin, one_per_row=True)
+        return Poly(np.zeros(rows), lin, selection=True)
 
     # ------------------------------------------------------------ facts
     @property
@@ -153,15 +130,16 @@ class Poly:
     def take(self, idx: np.ndarray) -> Poly:
         idx = np.asarray(idx, dtype=np.int64)
         quad = self.quad[idx] if self.quad is not None else None
-        return Poly(self.const[idx], self.lin[idx], quad, self.pairs, self.one_per_row)
+        return Poly(self.const[idx], self.lin[idx], quad, self.pairs, self.selection)
 
     def scale(self, factor: np.ndarray) -> Poly:
         factor = np.broadcast_to(np.asarray(factor, dtype=float), (self.rows,))
         quad = scale_rows(self.quad, factor) if self.quad is not None else None
         # a zero constant (a variable's entries) stays a fresh zero array: nothing to write
-        const = self.const * factor if self.const.any() else np.zeros(self.rows)
-        return Poly(const, scale_rows(self.lin, factor, self.one_per_row), quad, self.pairs,
-                    self.one_per_row)
+        const = (self.const * factor if not self.selection and self.const.any()
+                 else np.zeros(self.rows))
+        return Poly(const, scale_rows(self.lin, factor, self.selection), quad, self.pairs,
+                    self.selection)
 
     def rowmap(self, m: sp.csr_array) -> Poly:
         """New rows as sparse combinations of these: m @ self (m is R_new × R)."""
@@ -170,7 +148,8 @@ class Poly:
         return Poly(m @ self.const, (m @ self.lin).tocsr(), quad, self.pairs)
 
     def segment_sum(self, starts: np.ndarray) -> Poly:
-        const = segment_sum_values(self.const, starts)
+        const = (np.zeros(len(starts) - 1) if self.selection
+                 else segment_sum_values(self.const, starts))
         quad = segment_sum_rows(self.quad, starts) if self.quad is not None else None
         return Poly(const, segment_sum_rows(self.lin, starts), quad, self.pairs)
 
