@@ -196,3 +196,22 @@ def test_segment_sum_values_matches_a_plain_loop_with_empty_groups(dtype) -> Non
         got = segment_sum_values(values, starts)
         assert got.shape == (len(counts),)
         np.testing.assert_allclose(got, expected, atol=1e-12)
+
+
+def test_a_selections_shortcuts_give_the_general_paths_values():
+    """A variable's entries (`selection`: one symbol a row, constant 0) are scaled, taken and
+    summed without testing for that; each result equals the same Poly's without the flag."""
+    rng = np.random.default_rng(4)
+    factor = rng.normal(size=4)
+    starts = np.array([0, 1, 1, 4])  # (an empty group)
+    ops = (lambda p: p.scale(factor), lambda p: p.take([3, 0, 0]),
+           lambda p: p.segment_sum(starts), lambda p: p.scale(factor).segment_sum(starts))
+    for columns in ([4, 0, 4, 6], range(2, 6)):
+        fast = Poly.symbols(columns, W)
+        slow = Poly(fast.const.copy(), fast.lin.copy())
+        assert fast.selection and not slow.selection
+        for op in ops:
+            for z in _points(rng):
+                assert np.allclose(poly_at(op(fast), z), poly_at(op(slow), z))
+    assert Poly.symbols(range(3), W).scale(np.ones(3)).selection  # scaled: still one a row
+    assert not Poly.symbols(range(3), W).segment_sum(np.array([0, 3])).selection
