@@ -188,8 +188,8 @@ def _whole_array(source: DataSource, name: str, raw: Any, sizes: list[int]) -> n
         arr = arr.ravel()
     else:
         return None
-    # (a NaN makes the sum NaN: the mask is only written when the sum says to look)
-    return None if np.isnan(arr.sum()) and np.isnan(arr).any() else arr
+    # (min is NaN when any entry is, and can't overflow: no mask to write for the usual case)
+    return None if arr.size and np.isnan(arr.min()) else arr
 
 
 def _plain_array(values: list) -> np.ndarray | None:
