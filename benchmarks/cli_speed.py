@@ -12,7 +12,9 @@ The peers are timed inside their process (build_speed.py's workers, peers.py's m
 same supply/demand/cost arrays), so their interpreter start-up, imports and data loading are
 not counted: the comparison leans their way. For scale, the last column times each peer as a
 script run once (`python -c`: start-up, imports, build, solve; the data made in memory, no
-solution written). Each time is the best of --repeats; the objectives must agree.
+solution written). Each time is the best of --repeats; the objectives must agree. Last, the
+floor for any command: the hand-written highspy build as a script (start-up, numpy, highspy,
+passModel, solve), what a command that did nothing else would take.
 
     python benchmarks/cli_speed.py [--n 600] [--repeats 3]
 
@@ -79,6 +81,8 @@ def main(argv: list[str] | None = None) -> int:
         if result is not None:
             times[f"{name} (build + solve, in process)"] = result
             scripts[name] = whole_process(name, args.n, args.repeats)
+    # the least any command can take: start-up, numpy + highspy, the arrays by hand, HiGHS
+    floor_script = whole_process("highspy", args.n, args.repeats)
     print(f"load average after: {os.getloadavg()}")
     ours_t, ours_obj = next(iter(times.values()))
     rows = []
@@ -95,6 +99,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\ntransport {args.n} × {args.n}: seconds, best of {args.repeats}\n")
     print(table(["competitor", "seconds", "÷ ours", "objective", "check",
                  "as a script run once (s, ÷ ours)"], rows))
+    print(f"\nfloor for any command: a script that builds the arrays by hand and runs HiGHS "
+          f"(python -c: start-up, numpy, highspy, passModel, solve) takes {floor_script:.3f} s")
     return 0
 
 
