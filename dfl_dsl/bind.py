@@ -295,7 +295,7 @@ class _Binder(SetBinding):
 
     def _bound(self, node: ast.Expr, domain: Domain) -> np.ndarray:
         v = self.evaluator.number(node, domain.frame)
-        return per_entry(v, domain, node, False, "the bound", "the variable")
+        return per_entry(v, domain, node, False, "the bound", "the variable", one_stays_one=True)
 
     def _ExprDecl(self, stmt: ast.ExprDecl) -> None:
         domain = self.evaluator.domain(stmt.index)

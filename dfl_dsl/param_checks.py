@@ -35,10 +35,16 @@ class Breach:
 
 
 def per_entry(v: Val, domain: Domain, node: ast.Expr, elem: bool,
-              what: str = "the value", owner: str = "the param") -> np.ndarray:
-    """A data expression's value as one number (or element) per entry of `domain`."""
+              what: str = "the value", owner: str = "the param", *,
+              one_stays_one: bool = False) -> np.ndarray:
+    """A data expression's value as one number (or element) per entry of `domain`. With
+    `one_stays_one`, a single number (`>= 0`, the usual bound or check) comes back as a 0-d
+    array for the caller to broadcast, instead of written out once per entry (8 MB at a
+    million entries)."""
     if v.symbolic:
         raise DflError("this must be computed from data only", node.pos)
+    if one_stays_one and not v.framed and np.ndim(v.payload) == 0:
+        return np.asarray(v.payload, dtype=np.int64 if elem else float)
     if v.framed:
         data = flat_data(v, True, v.shape, domain.n)
         if v.shape != ():
@@ -94,20 +100,13 @@ def first_breach(evaluator: Evaluator, stmt: ast.ParamDecl, entity: Entity, rows
             bound = evaluator.value(check.operand, domain.frame)
         else:
             bound = evaluator.number(check.operand, domain.frame)
-        limit = _bound_of(bound, domain, check.operand, entity.elem)
+        limit = per_entry(bound, domain, check.operand, entity.elem, "the check's bound",
+                          one_stays_one=True)
         bad = _FAILS[check.op](rows, limit) & given
         if bad.any():
             return elementwise_breach(rows, bad, f"breaks `{check.op} {{limit}}`", check.pos,
                                 limit, elem=entity.elem)
     return None
-
-
-def _bound_of(bound: Val, domain: Domain, node: ast.Expr, elem: bool) -> np.ndarray:
-    """A check's bound per entry; one number (`>= 0`, the usual case) stays one, compared with
-    every entry by broadcasting instead of written out a million times."""
-    if not bound.symbolic and not bound.framed and np.ndim(bound.payload) == 0:
-        return np.asarray(bound.payload, dtype=np.int64 if elem else float)
-    return per_entry(bound, domain, node, elem, "the check's bound")
 
 
 def elementwise_breach(rows, bad, what: str, pos: ast.Pos, limit=None, elem=False,
