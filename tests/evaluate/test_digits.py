@@ -105,3 +105,29 @@ def test_sums_in_and_out_of_order_give_the_loops_coefficients(monkeypatch):
     # x in the objective's second sum runs in order (the whole-entity path); `d` misses
     # entries and the other sums run out of order (the general path)
     assert sum(v is not None for v in whole) >= 2 and any(v is None for v in whole)
+
+
+PAIRS = """
+set N; set A within N * N; set K;
+param w{A, K}; var y{A, K} >= 0;
+minimize o: sum{(i, j) in A, k in K} w[i, j, k] * y[i, j, k];
+subject to per_k{k in K}: sum{(i, j) in A} y[i, j, k] >= 1;
+subject to loops{(v, v) in A, k in K}: y[v, v, k] <= 2;
+"""
+
+
+def test_a_tuple_sets_components_cross_as_one_digit():
+    """`{(i, j) in A, k in K}`: the pair's two columns share one digit over A's rows; the
+    self-loops `(v, v) in A` keep only some rows (the general path)."""
+    A = [["a", "b"], ["b", "b"], ["c", "a"], ["a", "a"]]
+    w = np.arange(8.0).reshape(4, 2) + 1
+    data = {"N": ["a", "b", "c"], "A": A, "K": [1, 2], "w": w.tolist()}
+    form = build_linear(bind(PAIRS, data), reduce=False)
+    assert np.allclose(form.c, w.ravel())
+    A_ = form.A.toarray()
+    per_k = np.zeros((2, 8))
+    per_k[0, 0::2] = per_k[1, 1::2] = 1.0
+    assert np.allclose(A_[:2], per_k)
+    loops = np.zeros((4, 8))  # (b, b) and (a, a) for k = 1, 2: columns 2, 3 and 6, 7
+    loops[[0, 1, 2, 3], [2, 3, 6, 7]] = 1.0
+    assert np.allclose(A_[2:], loops)
