@@ -390,10 +390,13 @@ def generate(
     deg: Annotated[int, typer.Option(help="Polynomial degree of the true mapping.")] = 1,
     noise: Annotated[float, typer.Option(help="Noise half-width (level for portfolio).")] = 0.0,
     seed: Annotated[int, typer.Option(help="Random seed (PyEPO's default 135).")] = 135,
-    grid: Annotated[str, typer.Option(help="shortest_path(_cvar): ROWSxCOLS.")] = "5x5",
-    items: Annotated[int, typer.Option(help="knapsack: items.")] = 32,
-    dims: Annotated[int, typer.Option(help="knapsack: capacity dimensions.")] = 2,
-    assets: Annotated[int, typer.Option(help="portfolio: assets.")] = 50,
+    grid: Annotated[str | None, typer.Option(
+        help="shortest_path(_cvar) only: ROWSxCOLS [default: 5x5].")] = None,
+    items: Annotated[int | None, typer.Option(help="knapsack only: items [default: 32].")] = None,
+    dims: Annotated[int | None, typer.Option(
+        help="knapsack only: capacity dimensions [default: 2].")] = None,
+    assets: Annotated[int | None, typer.Option(
+        help="portfolio(_cvar) only: assets [default: 50].")] = None,
 ) -> None:
     """Generate a PyEPO-compatible synthetic data set (same arrays as PyEPO for the same
     arguments) in the training-file format."""
