@@ -145,7 +145,7 @@ def to_entries(
                 )
             flat_pos, flat_val = list(range(n)), seq
         else:
-            _walk_sparse(source, name, raw, table, domain.arity, flat_pos, flat_val, elem, [])
+            _walk_sparse(source, name, raw, table, domain.arity, flat_pos, flat_val)
         pos = np.asarray(flat_pos, dtype=np.int64)
     vals = None if elem else _plain_array(flat_val)
     if vals is None:
@@ -331,23 +331,18 @@ def _column(comp: SetValue, j: int) -> SetValue:
     return SetValue(np.unique(comp.keys[:, j]).reshape(-1, 1))
 
 
-def _walk_sparse(source, name, raw, table: SetValue, arity, out_pos, out_val, elem, path):
-    if len(path) == arity:
-        key = np.asarray([[key_of(k) for k in path]], dtype=np.int64)
-        p = int(table.position(key)[0])
-        if p < 0:
-            raise source.error(f"param `{name}`: {_fmt_path(path)} is not one of its entries", name,
-                               at=path[0])
-        out_pos.append(p)
-        out_val.append(raw)
-        return
+def _walk_sparse(source, name, raw, table: SetValue, arity: int, out_pos, out_val) -> None:
+    """An object over a sparse index (a set of tuples, a filtered index), one level of keys per
+    component: read by `_keyed`, as an object over a dense index is, so that a digit key means
+    the same element either way and two keys naming one element are refused either way."""
     if not isinstance(raw, Mapping):
+        shown = json.dumps(raw) if _jsonable(raw) else repr(raw)
         raise source.error(
-            f"param `{name}`{_fmt_path(path)}: expected an object keyed by element", name
-        )
-    for key, item in raw.items():
-        element = int(key) if isinstance(key, str) and re.fullmatch(r"-?\d+", key) else key
-        _walk_sparse(source, name, item, table, arity, out_pos, out_val, elem, path + [element])
+            f"param `{name}`: expected a list aligned with its entries or an object keyed by "
+            f"element, got {shown}", name)
+    _, items, where = _keyed(source, name, raw, table, arity, [])
+    out_pos.extend(where.tolist())
+    out_val.extend(items)
 
 
 _DIGITS_LINE = re.compile(r"^\s*-?\d+\s*$", re.MULTILINE)

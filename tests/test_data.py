@@ -384,3 +384,30 @@ def test_two_keys_naming_one_element_are_refused(tmp_path, text, first, second):
     model = dfl.parse("set S; param p{S}; var x{S} >= 0; minimize o: sum{s in S} p[s] * x[s];")
     with pytest.raises(DflError, match=f"keys {first} and {second} name the same element"):
         model.bind(str(path))
+
+
+SPARSE = ("set N; param c{i in N, j in N: i != j}; var f{i in N, j in N: i != j} >= 0;"
+          " minimize o: sum{i in N, j in N: i != j} c[i, j] * f[i, j];")
+
+
+@pytest.mark.parametrize("c, words", [
+    ({"1": {"2": 1.0}, "01": {"2": 2.0}, "2": {"1": 3.0}},
+     r'keys \["1", "2"\] and \["01", "2"\] name the same'),
+    ({"1": {"2": 1.0, " 2": 2.0}, "2": {"1": 3.0}},
+     r'keys \["1", "2"\] and \["1", " 2"\] name the same'),
+    ({"1": {"2": 1.0}, "2": {"2": 3.0}}, r"unknown element \(2, 2\)"),
+    (5, "expected a list aligned with its entries or an object keyed by element, got 5"),
+])
+def test_an_object_over_a_sparse_index_reads_keys_as_a_dense_one_does(c, words):
+    """`_walk_sparse` (an object over a filtered index) had its own digit rule: no
+    same-element check ("1" and "01" both set c[1, 2], one silently lost), no strip, and the
+    text "3" turned into 3 even where the set holds the text. It reads its keys with `_keyed`
+    now, as an object over a product of sets is read."""
+    model = dfl.parse(SPARSE)
+    with pytest.raises(DataError, match=words):
+        model.bind({"N": [1, 2], "c": c})
+    inst = model.bind({"N": [1, 2], "c": {"1": {" 2": 4.0}, 2: {"1": 5}}})
+    assert inst.entity("c").data.tolist() == [4.0, 5.0]
+    # a set of texts that look like numbers: the key "3" is the text "3", not the number
+    inst = model.bind({"N": ["3", 4], "c": {"3": {"4": 6.0}, "4": {"3": 7.0}}})
+    assert inst.entity("c").data.tolist() == [6.0, 7.0]
