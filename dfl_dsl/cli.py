@@ -150,7 +150,10 @@ def guarded(fn):
             error = DflError("out of memory", hint="check the sizes the data and options give")
             err().print(error.format(), markup=False, highlight=False, soft_wrap=True)
             raise typer.Exit(2) from None
-        except (typer.Exit, typer.Abort, KeyboardInterrupt):
+        except KeyboardInterrupt:  # Ctrl-C: the shell's 128 + SIGINT; 1 would read "no solution"
+            err().print("dfl: interrupted", markup=False, highlight=False)
+            raise typer.Exit(130) from None
+        except (typer.Exit, typer.Abort):
             raise
         except Exception as exc:  # an internal bug: say so plainly, keep the trace on demand
             if os.environ.get("DFL_DEBUG"):
@@ -476,9 +479,12 @@ def _run(function, kwargs: dict) -> int:
         return exc.exit_code
     except BrokenPipeError:
         _quiet_stdout()
-    except (typer.Abort, KeyboardInterrupt):
+    except typer.Abort:
         print("\nAborted!", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:  # (outside a command's guard: while it starts)
+        print("\ndfl: interrupted", file=sys.stderr)
+        return 130
     return 0
 
 
