@@ -39,6 +39,8 @@ def load_data(source: str | Path | Mapping[str, Any] | DataSource | None,
     filename = str(path)
     suffix = path.suffix.lower()
     if suffix not in (".npz", ".json", ".yaml", ".yml", ".dat"):  # before reading: a binary
+        if path.is_dir() or not path.exists():  # `-d data/` or `-d mydata`: the OS's words
+            reading(path, Path.read_bytes)       # ("not found", "Is a directory"), not its name
         raise DataError(                                  # .npy or .csv isn't "not UTF-8 text"
             f"unknown data format `{suffix or path.name}`", filename=filename,
             hint="use .json, .yaml, .npz or .dat",

@@ -290,6 +290,13 @@ def test_unreadable_files(tmp_path):
     (tmp_path / "d.txt").write_text("N: [1]")
     with pytest.raises(DataError, match="unknown data format"):
         model.bind(tmp_path / "d.txt")
+    # a folder (`-d data/`) or a name without its suffix (`-d mydata`) was "unknown data
+    # format `data`": the path's last part read as a format
+    (tmp_path / "data").mkdir()
+    with pytest.raises(DataError, match="can't read data file: Is a directory"):
+        model.bind(tmp_path / "data")
+    with pytest.raises(DataError, match="data file not found"):
+        model.bind(tmp_path / "mydata")
     np.save(tmp_path / "d.npy", np.zeros(3))  # binary: was "the data file is not UTF-8 text"
     with pytest.raises(DataError, match="unknown data format `.npy`") as info:
         model.bind(tmp_path / "d.npy")
