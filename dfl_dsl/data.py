@@ -434,13 +434,16 @@ def _yaml_hint(source: DataSource, raw: list) -> str | None:
     if any(isinstance(v, bool) for v in raw):
         return 'YAML reads no, Yes, ON, off and the like as false/true: quote them, "NO"'
     for v in raw:
-        if isinstance(v, str):
-            try:
-                float(v)
-            except ValueError:
-                continue
-            return f"YAML reads `{v}` as text: write the exponent with a dot and a sign, 2.0e+3"
+        number = _YAML_1_1_TEXT.fullmatch(v) if isinstance(v, str) else None
+        if number is not None:  # the user's own number, written as YAML 1.1 reads a float
+            sign, whole, part, esign, exponent = number.groups()
+            written = f"{sign}{whole or '0'}.{part or '0'}e{esign or '+'}{exponent}"
+            return f"YAML reads `{v}` as text: write it {written} (a dot, a signed exponent)"
     return None
+
+
+# a number PyYAML leaves as text: an exponent without a dot before it or a sign in it
+_YAML_1_1_TEXT = re.compile(r"\s*([-+]?)(\d*)(?:\.(\d*))?[eE]([-+]?)(\d+)\s*")
 
 
 def _jsonable(raw) -> bool:
