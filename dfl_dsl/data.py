@@ -98,8 +98,7 @@ def to_set(source: DataSource, name: str, raw: Any, dim: int) -> SetValue:
     dup = result.duplicates()
     if len(dup):
         element = result.elements()[int(dup[0])]
-        raise source.error(f"set `{name}` lists {element!r} twice", name,
-                           at=element if not isinstance(element, tuple) else element[0])
+        raise source.error(f"set `{name}` lists {element!r} twice", name, at=element)
     return result
 
 
