@@ -151,7 +151,10 @@ def guarded(fn):
             err().print(error.format(), markup=False, highlight=False, soft_wrap=True)
             raise typer.Exit(2) from None
         except KeyboardInterrupt:  # Ctrl-C: the shell's 128 + SIGINT; 1 would read "no solution"
+            from .interruptible import leave_now
+
             err().print("dfl: interrupted", markup=False, highlight=False)
+            leave_now(130)  # (a solver still at work in C can't be waited for)
             raise typer.Exit(130) from None
         except (typer.Exit, typer.Abort):
             raise
@@ -216,6 +219,7 @@ def solve(
 ) -> None:
     """Solve MODEL with DATA and print the solution (exit 1 if it has none)."""
     from .backends import check_time_limit
+    from .interruptible import interruptible
     from .model import load
     from .outputs import checked_output, refuse_overwriting, write_atomic
     from .solution_files import checked_format, solution_writer
@@ -230,7 +234,8 @@ def solve(
     options = _backend_options(write, device, variant)
     with _working(f"solving {Path(model).name}" + (f" with {backend}" if backend != "auto"
                                                    else "")):
-        sol = inst.solve(backend, time_limit=time_limit, seed=seed, **options)
+        sol = interruptible(lambda: inst.solve(backend, time_limit=time_limit, seed=seed,
+                                               **options))
     text = sol.json_text(nonzeros=nonzeros) if as_json else None
     if as_json:
         print(text)
