@@ -43,11 +43,15 @@ def interruptible(work: Callable[[], T]) -> T:
             done.set()
 
     _running.append(done)
-    previous = threading.stack_size(_STACK)
+    try:
+        previous = threading.stack_size(_STACK)
+    except (ValueError, RuntimeError):  # a platform that sets no thread's stack size
+        previous = None
     try:
         threading.Thread(target=run, name="dfl-solve", daemon=True).start()
     finally:
-        threading.stack_size(previous)
+        if previous is not None:
+            threading.stack_size(previous)
     while not done.wait(0.1):
         pass
     _running.remove(done)
