@@ -150,7 +150,13 @@ def guarded(fn):
             error = DflError("out of memory", hint="check the sizes the data and options give")
             err().print(error.format(), markup=False, highlight=False, soft_wrap=True)
             raise typer.Exit(2) from None
-        except (typer.Exit, typer.Abort, KeyboardInterrupt):
+        except KeyboardInterrupt:  # Ctrl-C: the shell's 128 + SIGINT; 1 would read "no solution"
+            from .interruptible import leave_now
+
+            err().print("dfl: interrupted", markup=False, highlight=False)
+            leave_now(130)  # (a solver still at work in C can't be waited for)
+            raise typer.Exit(130) from None
+        except (typer.Exit, typer.Abort):
             raise
         except Exception as exc:  # an internal bug: say so plainly, keep the trace on demand
             if os.environ.get("DFL_DEBUG"):
@@ -213,6 +219,7 @@ def solve(
 ) -> None:
     """Solve MODEL with DATA and print the solution (exit 1 if it has none)."""
     from .backends import check_time_limit
+    from .interruptible import interruptible
     from .model import load
     from .outputs import checked_output, refuse_overwriting, write_atomic
     from .solution_files import checked_format, solution_writer
@@ -227,7 +234,8 @@ def solve(
     options = _backend_options(write, device, variant)
     with _working(f"solving {Path(model).name}" + (f" with {backend}" if backend != "auto"
                                                    else "")):
-        sol = inst.solve(backend, time_limit=time_limit, seed=seed, **options)
+        sol = interruptible(lambda: inst.solve(backend, time_limit=time_limit, seed=seed,
+                                               **options))
     text = sol.json_text(nonzeros=nonzeros) if as_json else None
     if as_json:
         print(text)
@@ -390,10 +398,13 @@ def generate(
     deg: Annotated[int, typer.Option(help="Polynomial degree of the true mapping.")] = 1,
     noise: Annotated[float, typer.Option(help="Noise half-width (level for portfolio).")] = 0.0,
     seed: Annotated[int, typer.Option(help="Random seed (PyEPO's default 135).")] = 135,
-    grid: Annotated[str, typer.Option(help="shortest_path(_cvar): ROWSxCOLS.")] = "5x5",
-    items: Annotated[int, typer.Option(help="knapsack: items.")] = 32,
-    dims: Annotated[int, typer.Option(help="knapsack: capacity dimensions.")] = 2,
-    assets: Annotated[int, typer.Option(help="portfolio: assets.")] = 50,
+    grid: Annotated[str | None, typer.Option(
+        help="shortest_path(_cvar) only: ROWSxCOLS [default: 5x5].")] = None,
+    items: Annotated[int | None, typer.Option(help="knapsack only: items [default: 32].")] = None,
+    dims: Annotated[int | None, typer.Option(
+        help="knapsack only: capacity dimensions [default: 2].")] = None,
+    assets: Annotated[int | None, typer.Option(
+        help="portfolio(_cvar) only: assets [default: 50].")] = None,
 ) -> None:
     """Generate a PyEPO-compatible synthetic data set (same arrays as PyEPO for the same
     arguments) in the training-file format."""
@@ -473,9 +484,12 @@ def _run(function, kwargs: dict) -> int:
         return exc.exit_code
     except BrokenPipeError:
         _quiet_stdout()
-    except (typer.Abort, KeyboardInterrupt):
+    except typer.Abort:
         print("\nAborted!", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:  # (outside a command's guard: while it starts)
+        print("\ndfl: interrupted", file=sys.stderr)
+        return 130
     return 0
 
 

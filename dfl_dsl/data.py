@@ -39,6 +39,8 @@ def load_data(source: str | Path | Mapping[str, Any] | DataSource | None,
     filename = str(path)
     suffix = path.suffix.lower()
     if suffix not in (".npz", ".json", ".yaml", ".yml", ".dat"):  # before reading: a binary
+        if path.is_dir() or not path.exists():  # `-d data/` or `-d mydata`: the OS's words
+            reading(path, Path.read_bytes)       # ("not found", "Is a directory"), not its name
         raise DataError(                                  # .npy or .csv isn't "not UTF-8 text"
             f"unknown data format `{suffix or path.name}`", filename=filename,
             hint="use .json, .yaml, .npz or .dat",
@@ -96,8 +98,7 @@ def to_set(source: DataSource, name: str, raw: Any, dim: int) -> SetValue:
     dup = result.duplicates()
     if len(dup):
         element = result.elements()[int(dup[0])]
-        raise source.error(f"set `{name}` lists {element!r} twice", name,
-                           at=element if not isinstance(element, tuple) else element[0])
+        raise source.error(f"set `{name}` lists {element!r} twice", name, at=element)
     return result
 
 
@@ -146,7 +147,7 @@ def to_entries(
                 )
             flat_pos, flat_val = list(range(n)), seq
         else:
-            _walk_sparse(source, name, raw, table, domain.arity, flat_pos, flat_val, elem, [])
+            _walk_sparse(source, name, raw, table, domain.arity, flat_pos, flat_val)
         pos = np.asarray(flat_pos, dtype=np.int64)
     vals = None if elem else _plain_array(flat_val)
     if vals is None:
@@ -333,23 +334,18 @@ def _column(comp: SetValue, j: int) -> SetValue:
     return SetValue(np.unique(comp.keys[:, j]).reshape(-1, 1))
 
 
-def _walk_sparse(source, name, raw, table: SetValue, arity, out_pos, out_val, elem, path):
-    if len(path) == arity:
-        key = np.asarray([[key_of(k) for k in path]], dtype=np.int64)
-        p = int(table.position(key)[0])
-        if p < 0:
-            raise source.error(f"param `{name}`: {_fmt_path(path)} is not one of its entries", name,
-                               at=path[0])
-        out_pos.append(p)
-        out_val.append(raw)
-        return
+def _walk_sparse(source, name, raw, table: SetValue, arity: int, out_pos, out_val) -> None:
+    """An object over a sparse index (a set of tuples, a filtered index), one level of keys per
+    component: read by `_keyed`, as an object over a dense index is, so that a digit key means
+    the same element either way and two keys naming one element are refused either way."""
     if not isinstance(raw, Mapping):
+        shown = json.dumps(raw) if _jsonable(raw) else repr(raw)
         raise source.error(
-            f"param `{name}`{_fmt_path(path)}: expected an object keyed by element", name
-        )
-    for key, item in raw.items():
-        element = int(key) if isinstance(key, str) and re.fullmatch(r"-?\d+", key) else key
-        _walk_sparse(source, name, item, table, arity, out_pos, out_val, elem, path + [element])
+            f"param `{name}`: expected a list aligned with its entries or an object keyed by "
+            f"element, got {shown}", name)
+    _, items, where = _keyed(source, name, raw, table, arity, [])
+    out_pos.extend(where.tolist())
+    out_val.extend(items)
 
 
 _DIGITS_LINE = re.compile(r"^\s*-?\d+\s*$", re.MULTILINE)
@@ -439,13 +435,16 @@ def _yaml_hint(source: DataSource, raw: list) -> str | None:
     if any(isinstance(v, bool) for v in raw):
         return 'YAML reads no, Yes, ON, off and the like as false/true: quote them, "NO"'
     for v in raw:
-        if isinstance(v, str):
-            try:
-                float(v)
-            except ValueError:
-                continue
-            return f"YAML reads `{v}` as text: write the exponent with a dot and a sign, 2.0e+3"
+        number = _YAML_1_1_TEXT.fullmatch(v) if isinstance(v, str) else None
+        if number is not None:  # the user's own number, written as YAML 1.1 reads a float
+            sign, whole, part, esign, exponent = number.groups()
+            written = f"{sign}{whole or '0'}.{part or '0'}e{esign or '+'}{exponent}"
+            return f"YAML reads `{v}` as text: write it {written} (a dot, a signed exponent)"
     return None
+
+
+# a number PyYAML leaves as text: an exponent without a dot before it or a sign in it
+_YAML_1_1_TEXT = re.compile(r"\s*([-+]?)(\d*)(?:\.(\d*))?[eE]([-+]?)(\d+)\s*")
 
 
 def _jsonable(raw) -> bool:

@@ -40,6 +40,11 @@ def checked_output(path: Path | str | None, option: str) -> Path | None:
         if not os.access(path, os.W_OK):
             raise DflError(f"{option} {path}: can't write to it (permission denied)")
         return path
+    if path.is_file() and not os.access(path, os.W_OK):
+        # the atomic rename would replace it all the same; a read-only file is one its owner
+        # protected (the shell's `>` and `open(path, "w")` refuse it too)
+        raise DflError(f"{option} {path}: the file is read-only (permission denied)",
+                       hint="make it writable (chmod u+w), or write another file")
     folder = path.parent
     while not folder.exists() and folder != folder.parent:
         folder = folder.parent

@@ -45,8 +45,10 @@ def test_an_element_outside_the_ordering_set_is_a_data_error(tmp_path) -> None:
     with pytest.raises(DataError, match="set `VISIT`: element 'Z' is not in the set it is "
                                         "ordered by") as info:
         dfl.parse(ORDERED_BY).bind(str(path))
-    line = path.read_text().splitlines()[info.value.pos.line - 1]
-    assert line.strip().startswith('"VISIT"')  # at the set in the data
+    lines = path.read_text().splitlines()
+    line = lines[info.value.pos.line - 1]
+    assert line.strip().startswith('"Z"')  # at the element, inside the set in the data
+    assert '"VISIT"' in lines[info.value.pos.line - 3]
 
 
 def test_ordered_by_on_an_indexed_set_is_located() -> None:
@@ -194,7 +196,7 @@ def test_bad_family_data_exits_2_from_the_cli_at_its_line(tmp_path, capsys) -> N
     data.write_text('{"I": ["a"], "T": [1, 2],\n "S": {"a": [1, 9]}}\n')
     assert main(["solve", str(model), "--data", str(data)]) == 2
     err = capsys.readouterr().err
-    assert "d.json:2:2: error: set `S[a]`: element 9 is not within" in err
+    assert "d.json:2:17: error: set `S[a]`: element 9 is not within" in err  # at the 9
     assert "Traceback" not in err
 
 

@@ -435,3 +435,20 @@ def test_no_solution_through_the_console_entry_is_still_exit_1():
                           str(spec / "qp.opt"), "--data", str(spec / "qp_infeasible.json")],
                          capture_output=True, text=True, timeout=600)
     assert run.returncode == 1 and "no solution: the problem is infeasible" in run.stderr
+
+
+@pytest.mark.parametrize("via", ["main", "app"])
+def test_ctrl_c_exits_130_and_writes_nothing(tmp_path, via):
+    """Ctrl-C mid-solve was "Aborted!", exit 1 — the status that means "no solution", so a
+    script read an interrupted run as an infeasible model. Now 130 (128 + SIGINT), as shells
+    report it, and no --output file."""
+    model, data = spec_dir() / "transport.opt", spec_dir() / "transport.json"
+    out = tmp_path / "sol.json"
+    code = (f"import sys; import dfl_dsl.bound as b\n"
+            f"def stop(*a, **k): raise KeyboardInterrupt\n"
+            f"b.BoundInstance.solve = stop\n{ENTRY_POINTS[via]}")
+    run = subprocess.run([sys.executable, "-c", code, "solve", str(model), "--data", str(data),
+                          "--output", str(out)], capture_output=True, text=True)
+    assert run.returncode == 130, run.stderr
+    assert "dfl: interrupted" in run.stderr and "Traceback" not in run.stderr
+    assert not out.exists()

@@ -290,6 +290,13 @@ def test_unreadable_files(tmp_path):
     (tmp_path / "d.txt").write_text("N: [1]")
     with pytest.raises(DataError, match="unknown data format"):
         model.bind(tmp_path / "d.txt")
+    # a folder (`-d data/`) or a name without its suffix (`-d mydata`) was "unknown data
+    # format `data`": the path's last part read as a format
+    (tmp_path / "data").mkdir()
+    with pytest.raises(DataError, match="can't read data file: Is a directory"):
+        model.bind(tmp_path / "data")
+    with pytest.raises(DataError, match="data file not found"):
+        model.bind(tmp_path / "mydata")
     np.save(tmp_path / "d.npy", np.zeros(3))  # binary: was "the data file is not UTF-8 text"
     with pytest.raises(DataError, match="unknown data format `.npy`") as info:
         model.bind(tmp_path / "d.npy")
@@ -323,13 +330,20 @@ def test_duplicate_keys_point_at_the_repeat(tmp_path):
 @pytest.mark.parametrize(("text", "hint"), [
     ("N: [NO, SE]\nw: [1, 2]\n", 'quote them, "NO"'),
     ("N: [a, b]\nw: [off, 2]\n", 'quote them, "NO"'),
-    ("N: [a, b]\nw: [1, 2e3]\n", "YAML reads `2e3` as text"),
+    ("N: [a, b]\nw: [1, 2e3]\n", "YAML reads `2e3` as text: write it 2.0e+3"),
+    # the hint wrote 2.0e+3 whatever the number: the user's own, rewritten
+    ("N: [a, b]\nw: [1, 1e3]\n", "write it 1.0e+3"),
+    ("N: [a, b]\nw: [1, -1.5E-4]\n", None),  # (YAML reads this one as a float)
+    ("N: [a, b]\nw: [1, 12e-4]\n", "write it 12.0e-4"),
 ])
 def test_yaml_surprises_get_a_hint(tmp_path, text, hint):
     model = tmp_path / "m.opt"
     model.write_text(VEC_MODEL)
     data = tmp_path / "d.yaml"
     data.write_text(text)
+    if hint is None:
+        dfl.load(model).bind(data)
+        return
     with pytest.raises(DataError) as info:
         dfl.load(model).bind(data)
     assert hint in (info.value.hint or "")
@@ -384,3 +398,30 @@ def test_two_keys_naming_one_element_are_refused(tmp_path, text, first, second):
     model = dfl.parse("set S; param p{S}; var x{S} >= 0; minimize o: sum{s in S} p[s] * x[s];")
     with pytest.raises(DflError, match=f"keys {first} and {second} name the same element"):
         model.bind(str(path))
+
+
+SPARSE = ("set N; param c{i in N, j in N: i != j}; var f{i in N, j in N: i != j} >= 0;"
+          " minimize o: sum{i in N, j in N: i != j} c[i, j] * f[i, j];")
+
+
+@pytest.mark.parametrize("c, words", [
+    ({"1": {"2": 1.0}, "01": {"2": 2.0}, "2": {"1": 3.0}},
+     r'keys \["1", "2"\] and \["01", "2"\] name the same'),
+    ({"1": {"2": 1.0, " 2": 2.0}, "2": {"1": 3.0}},
+     r'keys \["1", "2"\] and \["1", " 2"\] name the same'),
+    ({"1": {"2": 1.0}, "2": {"2": 3.0}}, r"unknown element \(2, 2\)"),
+    (5, "expected a list aligned with its entries or an object keyed by element, got 5"),
+])
+def test_an_object_over_a_sparse_index_reads_keys_as_a_dense_one_does(c, words):
+    """`_walk_sparse` (an object over a filtered index) had its own digit rule: no
+    same-element check ("1" and "01" both set c[1, 2], one silently lost), no strip, and the
+    text "3" turned into 3 even where the set holds the text. It reads its keys with `_keyed`
+    now, as an object over a product of sets is read."""
+    model = dfl.parse(SPARSE)
+    with pytest.raises(DataError, match=words):
+        model.bind({"N": [1, 2], "c": c})
+    inst = model.bind({"N": [1, 2], "c": {"1": {" 2": 4.0}, 2: {"1": 5}}})
+    assert inst.entity("c").data.tolist() == [4.0, 5.0]
+    # a set of texts that look like numbers: the key "3" is the text "3", not the number
+    inst = model.bind({"N": ["3", 4], "c": {"3": {"4": 6.0}, "4": {"3": 7.0}}})
+    assert inst.entity("c").data.tolist() == [6.0, 7.0]

@@ -66,6 +66,23 @@ def test_a_folder_that_cant_be_written_is_refused_by_trying(tmp_path, monkeypatc
         checked_output(tmp_path / "sol.json", "--output")
 
 
+def test_a_read_only_file_is_refused_and_kept(tmp_path, monkeypatch):
+    """`--output sol.json` over a file its owner made read-only (chmod 444) was replaced: the
+    atomic rename needs only the folder to be writable. Refused, as the shell's `>` refuses
+    it. (Root may write anything; os.access is made to answer as for the file's owner.)"""
+    path = tmp_path / "sol.json"
+    path.write_text("precious")
+    path.chmod(0o444)
+    if os.geteuid() == 0:
+        monkeypatch.setattr("dfl_dsl.outputs.os.access",
+                            lambda p, mode: bool(os.stat(p).st_mode & stat.S_IWUSR))
+    with pytest.raises(DflError, match="sol.json: the file is read-only"):
+        checked_output(path, "--output")
+    assert path.read_text() == "precious"
+    path.chmod(0o644)
+    assert checked_output(path, "--output") == path
+
+
 def test_the_probe_leaves_nothing_behind(tmp_path):
     checked_output(tmp_path / "sol.json", "--output")
     assert list(tmp_path.iterdir()) == []

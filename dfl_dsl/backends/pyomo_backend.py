@@ -112,10 +112,16 @@ def write_format(path: Path) -> ProblemFormat:
     return fmt
 
 
-def write_model(model: pyo.ConcreteModel, path: Path) -> None:
+def write_model(model: pyo.ConcreteModel, path: Path, sign: float = 1.0) -> None:
     """Pyomo's writer into a temp file beside `path`, renamed over it when complete (as
-    `--output` is written: never half a file), its folder made as `--output`'s is."""
+    `--output` is written: never half a file), its folder made as `--output`'s is. A maximize
+    model (`sign` -1: solved as the minimum of its negation) is written as the user's
+    maximize, so that another solver reading the file reports the user's objective."""
     fmt = write_format(path)
+    solved = model.objective.expr
+    if sign < 0:
+        model.objective.set_value(-solved)
+        model.objective.sense = pyo.maximize
     # names like x[3] and rows[2] (the canonical column and row) in the formats that keep names
     options = {"symbolic_solver_labels": fmt is not ProblemFormat.nl}
     path = Path(path)
@@ -131,6 +137,9 @@ def write_model(model: pyo.ConcreteModel, path: Path) -> None:
     finally:
         if tmp is not None and os.path.exists(tmp):
             os.unlink(tmp)
+        if sign < 0:  # back to the form the solve reads
+            model.objective.set_value(solved)
+            model.objective.sense = pyo.minimize
 
 
 def _solver():
@@ -247,7 +256,7 @@ def solve_instance(inst: Instance, *, time_limit=None, seed=None, write: Path | 
     check_representable(inst, form, theta, highs_limits(new_highs()), "Pyomo's HiGHS")
     model = build_model(form, theta)
     if write is not None:
-        write_model(model, Path(write))
+        write_model(model, Path(write), form.sign)
     raw = solve_model(model, form, time_limit=time_limit, seed=seed)
     # Pyomo's HiGHS is HiGHS's QP solver, with the wrong `optimal`s highs.verified catches
     # (fuzz seed 5036872: -1.37489, the optimum -1.375521): the same check, and re-solve

@@ -141,6 +141,9 @@ def _call(checker: _HasInfos, node: ast.Call, info: Info) -> tuple[ast.Expr, str
     if reason is not None:
         return node, f"{quoted(checker, node)} {reason[0]}", reason[1]
     bad = [a for a in args if a.curv not in (Curv.CONST, Curv.AFFINE)]
-    arg = (bad or args[-1:] or [Info()])[0]
+    # the argument that carries the variables: `quad_form(w, Sigma)` is "of an affine
+    # expression", not of its constant matrix
+    varied = [a for a in args if a.curv is not Curv.CONST]
+    arg = (bad or varied or args[-1:] or [Info()])[0]
     described = f"{article(arg.curv.value)} {arg.curv.value}"
     return node, f"`{node.func}` of {described} expression {_is(info.curv)}", None

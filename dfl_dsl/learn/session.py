@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import time
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from torch import nn
 
 from ..devices import checked_device
 from ..errors import DataError, DflError
+from ..generators import GENERATORS
 from ..model import load
 from ..outputs import checked_output, refuse_overwriting, write_atomic
 from .checkpoint import load_checkpoint
@@ -163,6 +165,43 @@ def _write_results(trainer, result: dict, opts: TrainOptions, inst, console: Con
     _print_summary(result, console)
 
 
+# `dfl generate`'s size options and the generator argument each one sets
+_SIZE_OPTIONS = {"--grid": "grid", "--items": "num_items", "--dims": "dim",
+                 "--assets": "num_assets"}
+
+
+def _arguments(problem: str) -> set[str]:
+    """The arguments generator `problem` takes (none for an unknown one, which
+    `run_generator` names)."""
+    fn = GENERATORS.get(problem)
+    return set(inspect.signature(fn).parameters) if fn is not None else set()
+
+
+def _size_args(problem: str, given: dict[str, object]) -> dict:
+    """The generator arguments of the size options given; one that `problem` does not take is
+    an error naming the kinds that do (an option silently dropped reads as if it was set)."""
+    args = {}
+    for flag, value in given.items():
+        if value is None:
+            continue
+        arg = _SIZE_OPTIONS[flag]
+        if problem in GENERATORS and arg not in _arguments(problem):
+            kinds = [name for name in GENERATORS if arg in _arguments(name)]
+            raise DflError(f"{flag} is for {' and '.join(kinds)}, not {problem}",
+                           hint=f"drop {flag}; `dfl generate {problem}` has no such size")
+        args[arg] = _grid(value) if flag == "--grid" else value
+    return args
+
+
+def _grid(text: str) -> tuple[int, int]:
+    """`--grid ROWSxCOLS` as a pair of ints."""
+    try:
+        rows, cols = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise DflError(f"--grid must look like 5x5, got {text!r}") from None
+    return rows, cols
+
+
 def _refuse_options(given: dict[str, bool], why: str, model_path: Path) -> None:
     """Exit 2 naming each option in `given` that was set, and `why` it has no effect here: an
     option silently ignored would read as if it had shaped the run."""
@@ -299,21 +338,18 @@ INSTANCE_SUFFIXES = (".json", ".yaml", ".yml")
 
 
 def generate_command(problem: str, out_file: Path, instance: Path | None, *, num_data: int,
-                     features: int, deg: int, noise: float, seed: int, grid: str, items: int,
-                     dims: int, assets: int, console: Console) -> None:
+                     features: int, deg: int, noise: float, seed: int, console: Console,
+                     grid: str | None = None, items: int | None = None, dims: int | None = None,
+                     assets: int | None = None) -> None:
+    """`dfl generate`. The size options one kind takes (None: not given, the generator's
+    default) are refused for the others: `--grid 3x3` on a knapsack would read as if set."""
     args: dict = {"num_data": num_data, "num_features": features, "deg": deg, "seed": seed}
-    if problem in ("shortest_path", "shortest_path_cvar"):
-        try:
-            rows, cols = (int(v) for v in grid.lower().split("x"))
-        except ValueError:
-            raise DflError(f"--grid must look like 5x5, got {grid!r}") from None
-        args.update(grid=(rows, cols), noise_width=noise)
-    elif problem == "knapsack":
-        args.update(num_items=items, dim=dims, noise_width=noise)
-    elif problem in ("portfolio", "portfolio_cvar"):
-        args.update(num_assets=assets, noise_level=noise)
-    elif problem == "energy":
-        args.update(noise=noise)
+    args.update(_size_args(problem, {"--grid": grid, "--items": items, "--dims": dims,
+                                     "--assets": assets}))
+    for noise_arg in ("noise_width", "noise_level", "noise"):  # each generator names its own
+        if noise_arg in _arguments(problem):
+            args[noise_arg] = noise
+            break
     if Path(out_file).suffix != ".npz":
         raise DflError(f"--out writes an .npz training file: {out_file}")
     checked_output(out_file, "--out")

@@ -81,6 +81,25 @@ def test_write_is_readable(tmp_path, suffix):
     assert h.getInfo().objective_function_value == pytest.approx(sol.objective)
 
 
+@pytest.mark.parametrize("suffix", [".lp", ".mps"])
+def test_a_maximize_model_is_written_as_maximize(tmp_path, suffix):
+    """A max-flow written with --write read `min -value` (the form the backend solves): another
+    solver reading the file reported -23 for the user's 23. Written as the user's maximize, and
+    the solve itself still right."""
+    model = dfl.parse("param cap{1..3} >= 0; var x{i in 1..3} >= 0, <= cap[i];\n"
+                      "maximize flow: sum{i in 1..3} x[i] + 1;\n"
+                      "subject to pinch: x[1] + x[2] <= 4;")
+    path = tmp_path / f"max{suffix}"
+    sol = model.bind({"cap": [3, 3, 5]}).solve("pyomo", write=path)
+    assert sol.status == "optimal" and sol.objective == pytest.approx(10.0)
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    assert h.readModel(str(path)) == highspy.HighsStatus.kOk
+    assert h.getLp().sense_ == highspy.ObjSense.kMaximize
+    h.run()
+    assert h.getInfo().objective_function_value == pytest.approx(10.0)
+
+
 def test_write_nl(tmp_path):
     path = tmp_path / "qp.nl"
     bind("qp").solve("pyomo", write=path)

@@ -277,3 +277,11 @@ def test_products_beside_a_wrong_part_are_refused(body: str, message: str) -> No
     with pytest.raises(dfl.DflError, match=re.escape(message)) as info:
         dfl.parse(PRODUCTS + body)
     assert info.value.pos.line == 6
+
+
+def test_an_atom_is_described_by_the_argument_that_holds_the_variables() -> None:
+    """`maximize quad_form(w, Sigma)` read "`quad_form` of a constant expression is convex":
+    the last argument (the constant matrix) was described, not the variables' one."""
+    with pytest.raises(dfl.DflError, match=re.escape(
+            "`quad_form` of an affine expression is convex, maximized here")):
+        dfl.parse("param n : int;\nparam S[n, n] psd;\nvar w[n];\nmaximize r: quad_form(w, S);")
