@@ -22,6 +22,7 @@ FAMILIES = (
     "rounding",
     "trigonometric",
     "rising",
+    "random",
 )
 
 ATOMS: dict[str, Atom] = {atom.name: atom for family in FAMILIES
