@@ -14,6 +14,7 @@ from lark.grammar import NonTerminal
 from .. import ast
 from ..errors import DflError
 from .ampl_words import AmplWords
+from .branches import comparison_out_of_if
 from .columns import Clause, ColumnVar, NodeDecl, lower_columns
 from .depth import check_depth
 from .piecewise import Indexed, piecewise
@@ -256,7 +257,7 @@ class _ToAst:
         """`subject to NAME ...`, `s.t. NAME ...` or AMPL's bare `NAME {I}: ...`."""
         while c[0] is None or (isinstance(c[0], Token) and c[0].type in ("ST", "TO")):
             c = c[1:]
-        return ast.Constraint(str(c[0]), c[1], c[2], pos=_pos(c[0]))
+        return ast.Constraint(str(c[0]), c[1], comparison_out_of_if(c[2]), pos=_pos(c[0]))
 
     # ------------------------------------------------------------ indexing
     def set_index(self, meta, c):
