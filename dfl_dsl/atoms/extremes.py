@@ -13,7 +13,7 @@ from .shapes import broadcast
 
 
 class Extreme(PiecewiseLinear):
-    nargs = (1, 8)  # MathProg takes `min(a)` of one scalar: a itself (GLPK's osemosys writes it)
+    nargs = (2, 8)  # (and MathProg's `min(a)` of one scalar, a itself: `apply`)
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -22,6 +22,7 @@ class Extreme(PiecewiseLinear):
         self._np = np.maximum if name == "max" else np.minimum
 
     def apply(self, args, sense="minimize"):
+        """MathProg takes `min(a)` of one scalar, which is a (GLPK's osemosys writes it)."""
         if len(args) == 1:
             if args[0].shape != ():
                 raise AtomError(f"`{self.name}` of one argument takes a scalar (and is that "

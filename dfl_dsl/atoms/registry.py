@@ -23,6 +23,7 @@ FAMILIES = (
     "trigonometric",
     "rising",
     "random",
+    "reach",
 )
 
 ATOMS: dict[str, Atom] = {atom.name: atom for family in FAMILIES

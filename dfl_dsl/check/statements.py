@@ -211,7 +211,9 @@ class StatementRules:
                     hint=f"use `{op}=`",
                 )
             if op == "!=":
-                raise DflError(f"`{body.spelled(k)}` can't be a constraint", between(body, right))
+                raise DflError(f"`{body.spelled(k)}` can't be a constraint in a chain",
+                               between(body, right), hint=f"write `a {body.spelled(k)} b` as a "
+                               "constraint of its own (integer-valued sides)")
         ops = body.ops
         if len(ops) > 2 or (len(ops) == 2 and (ops[0] != ops[1] or "==" in ops)):
             raise DflError(

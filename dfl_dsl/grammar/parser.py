@@ -17,6 +17,7 @@ from .ampl_words import AmplWords
 from .branches import comparison_out_of_if
 from .columns import Clause, ColumnVar, NodeDecl, lower_columns
 from .depth import check_depth
+from .disjunctions import lower_disjunctions
 from .piecewise import Indexed, piecewise
 from .syntax_errors import syntax_error
 
@@ -473,7 +474,7 @@ def parse(text: str, filename: str = "<string>") -> ast.Model:
     except UnexpectedInput as exc:
         raise syntax_error(exc, text, _lark()).located(filename, text) from None
     try:
-        statements = lower_columns(_ToAst().transform(tree))
+        statements = lower_disjunctions(lower_columns(_ToAst().transform(tree)))
         check_depth(statements)
     except DflError as exc:
         raise exc.located(filename, text) from None
