@@ -65,3 +65,12 @@ def test_what_the_rewrite_cant_take_is_a_located_error(text, message):
     with pytest.raises(dfl.DflError) as caught:
         dfl.parse(text, "m.mod").bind().solve()
     assert caught.match(message)
+
+
+def test_numberof_is_refused_at_the_word_with_the_binaries_to_write():
+    text = ("set I := 1..3;\nvar a{I} integer >= 1, <= 2;\nvar m;\nminimize o: m;\n"
+            "s.t. c: m >= numberof 1 in ({i in I} a[i]);\n")
+    with pytest.raises(dfl.DflError) as caught:
+        dfl.parse(text, "m.mod")
+    assert caught.match(r"m.mod:5:14: error: AMPL's `numberof`")
+    assert "sum{i in I} z[i,v]" in caught.value.hint
