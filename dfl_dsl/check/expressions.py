@@ -222,8 +222,10 @@ class ExpressionRules:
             return combine(left, right, node.op).but(shape=shape)
         if node.op == "/":
             if right.has_vars or right.pdeg or right.udeg:
+                what = "variables" if right.has_vars else "predicted or uncertain params"
                 raise DflError(
-                    "can only divide by data",
+                    f"can only divide by data: a divisor with {what} makes a ratio, which has no "
+                    "DCP rule here (it would need a general nonlinear solver)",
                     node.right.pos,
                     hint="multiply instead, or move the divisor to the other side",
                 )
