@@ -74,3 +74,10 @@ def test_numberof_is_refused_at_the_word_with_the_binaries_to_write():
         dfl.parse(text, "m.mod")
     assert caught.match(r"m.mod:5:14: error: AMPL's `numberof`")
     assert "sum{i in I} z[i,v]" in caught.value.hint
+
+
+def test_an_or_with_a_part_the_rewrite_cant_take_says_what_a_part_may_be():
+    with pytest.raises(dfl.DflError) as caught:
+        dfl.parse("var x >= 0, <= 3;\nminimize o: x;\ns.t. c: x < 1 or x >= 2;\n", "m.mod")
+    assert caught.match("m.mod:3:9: error: a constraint must be a comparison")
+    assert "`or` joins parts that are comparisons" in caught.value.hint
