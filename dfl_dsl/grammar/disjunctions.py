@@ -33,14 +33,15 @@ def _rows_of(stmt: ast.Constraint) -> list | None:
     parts = _parts(stmt.body)
     if parts is None:
         return None
-    on = _switch(stmt)
-    if on is None:
+    switch = _switch(stmt)
+    if switch is None:
         return None
+    on, declared = switch
     decls, rows, picks = [], [], []
     for k, part in enumerate(parts, start=1):
         name = f"{stmt.name}#on{k}"
         pos = stmt.body.pos
-        decls.append(ast.VarDecl(name, stmt.index, (ast.VarAttr("binary", pos=pos),), pos=pos))
+        decls.append(ast.VarDecl(name, declared, (ast.VarAttr("binary", pos=pos),), pos=pos))
         off = ast.BinOp("-", ast.Number(1, pos=pos), on(name), pos=pos)
         for r, (e, op, unequal) in enumerate(part, start=1):
             args = (e, ast.String(unequal, pos=pos)) if unequal else (e,)
@@ -112,19 +113,35 @@ def _flatten(node: ast.Expr, op: str) -> list[ast.Expr]:
 
 
 def _switch(stmt: ast.Constraint):
-    """How to name a part's binary at the constraint's own index (`on[i, j]`), or None where
-    the index has a member without dummies to subscript it by."""
+    """How to name a part's binary at the constraint's own index (`on[i, j]`), and the index
+    that declares the binaries (a tuple component that matches, `(1, j) in ARCS`, becomes a
+    fresh dummy and a filter: a declaration binds a dummy in every component); None where the
+    index has a member without dummies to subscript it by."""
     index = stmt.index
+    pos = stmt.body.pos
     if index is None:
-        return lambda name: ast.Name(name, pos=stmt.body.pos)
+        return (lambda name: ast.Name(name, pos=pos)), None
     if not isinstance(index, ast.SetIndex):
         return None
-    subscripts = []
+    subscripts, items, matches = [], [], []
     for item in index.items:
         if not item.names:
             return None
         parts = item.parts or tuple(ast.Name(n, pos=item.pos) for n in item.names)
-        subscripts.extend(ast.Name(n, pos=item.pos) if n else part
-                          for n, part in zip(item.names, parts, strict=True))
-    return lambda name: ast.Subscript(ast.Name(name, pos=stmt.body.pos), tuple(subscripts),
-                                      pos=stmt.body.pos)
+        names = []
+        for n, part in zip(item.names, parts, strict=True):
+            subscripts.append(ast.Name(n, pos=item.pos) if n else part)
+            if not n:
+                n = f"#{len(matches) + 1}"
+                matches.append(ast.Compare(("==",), (ast.Name(n, pos=part.pos), part),
+                                           pos=part.pos))
+            names.append(n)
+        fresh = tuple(ast.Name(n, pos=item.pos) for n in names)
+        items.append(ast.IndexItem(tuple(names), item.set, fresh if item.parts else (),
+                                   pos=item.pos))
+    where = index.filter
+    for match in matches:
+        where = match if where is None else ast.BoolOp("and", where, match, pos=match.pos)
+    declared = ast.SetIndex(tuple(items), where, pos=index.pos) if matches else index
+    return (lambda name: ast.Subscript(ast.Name(name, pos=pos), tuple(subscripts), pos=pos)
+            ), declared

@@ -81,3 +81,12 @@ def test_an_or_with_a_part_the_rewrite_cant_take_says_what_a_part_may_be():
         dfl.parse("var x >= 0, <= 3;\nminimize o: x;\ns.t. c: x < 1 or x >= 2;\n", "m.mod")
     assert caught.match("m.mod:3:9: error: a constraint must be a comparison")
     assert "`or` joins parts that are comparisons" in caught.value.hint
+
+
+def test_an_index_that_matches_a_tuple_component_declares_its_binaries_with_a_filter():
+    text = ("set ARCS within {1..3} cross {1..3} := {(1,2), (1,3), (2,3)};\n"
+            "var f{ARCS} integer >= 0, <= 5;\nminimize o: sum{(i,j) in ARCS} f[i,j];\n"
+            "s.t. c{(1, j) in ARCS}: f[1, j] >= 2 or f[1, j] <= -1;\n"
+            "s.t. d{(i, j) in ARCS}: f[i, j] != 0;\n")
+    solution = dfl.parse(text).bind().solve()
+    assert solution.objective == pytest.approx(2 + 2 + 1)
