@@ -7,6 +7,7 @@ Declarations are bound in file order; each param is checked against its declared
 from __future__ import annotations
 
 import warnings
+from dataclasses import replace
 from functools import cached_property
 from typing import Any
 
@@ -95,8 +96,13 @@ class _Binder(SetBinding):
     @cached_property
     def _names_read(self) -> frozenset[str]:
         """The names the model's statements read: a param none reads needs no value (as in
-        MathProg, which computes a param where it is first read)."""
-        return frozenset(node.id for stmt in self.model.ast.statements for node in ast.walk(stmt)
+        MathProg, which computes a param where it is first read). A set the data gives doesn't
+        read its `default` (GLPK's graph: `set V, default 1..n;` with V in the data needs no n)."""
+        given = self.source.values
+        statements = [replace(stmt, default=None) if isinstance(stmt, ast.SetDecl)
+                      and stmt.default is not None and stmt.name in given else stmt
+                      for stmt in self.model.ast.statements]
+        return frozenset(node.id for stmt in statements for node in ast.walk(stmt)
                          if isinstance(node, ast.Name))
 
     def run(self) -> None:

@@ -43,6 +43,8 @@ def per_entry(v: Val, domain: Domain, node: ast.Expr, elem: bool,
     million entries)."""
     if v.symbolic:
         raise DflError("this must be computed from data only", node.pos)
+    if not elem and v.kind == "elem":
+        v = _texts_as_numbers(v, node, owner)
     if one_stays_one and not v.framed and np.ndim(v.payload) == 0:
         return np.asarray(v.payload, dtype=np.int64 if elem else float)
     if v.framed:
@@ -59,6 +61,22 @@ def per_entry(v: Val, domain: Domain, node: ast.Expr, elem: bool,
         )
     # one pass: a fresh array of the entries (the caller's data is never shared)
     return np.array(np.broadcast_to(data, want), dtype=np.int64 if elem else float).ravel()
+
+
+def _texts_as_numbers(v: Val, node: ast.Expr, owner: str) -> Val:
+    """An element given to a numeric param: its number, as MathProg reads `"5"` (GLPK's cal
+    computes weekdays as `time2str(t, "%w")`); a text that is no number is an error, never
+    its key taken for a value."""
+    keys = np.asarray(v.payload)
+    numbers = np.empty(keys.shape)
+    for at, key in np.ndenumerate(keys):
+        element = element_of(key)
+        try:
+            numbers[at] = float(element)
+        except ValueError:
+            raise DflError(f"{owner} holds numbers, and this is the text \"{element}\"",
+                           node.pos) from None
+    return Val(numbers, v.framed, v.shape)
 
 
 _FAILS = {">=": np.less, "<=": np.greater, ">": np.less_equal, "<": np.greater_equal,

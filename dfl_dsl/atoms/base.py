@@ -71,6 +71,7 @@ class Atom:
     scm = False  # a concave nondecreasing φ of the SCM class (sum of concave over modular)
     stiefel_penalty: str | None = None  # the separable h(X) of a STIEFEL model it stands for
     ball = False  # `atom(x) <= r` is a norm ball whose structure the lowering declares
+    drawn = False  # a random draw (atoms/random.py): only where data is computed
 
     # ---- shape and sign
     def shape(self, args: Sequence[Info]) -> tuple[Dim, ...]:

@@ -8,18 +8,28 @@ import math
 import numpy as np
 
 from ..check.info import Curv, Sign
-from .base import INCR, PiecewiseLinear
+from .base import INCR, AtomError, PiecewiseLinear
 from .shapes import broadcast
 
 
 class Extreme(PiecewiseLinear):
-    nargs = (2, 8)
+    nargs = (2, 8)  # (and MathProg's `min(a)` of one scalar, a itself: `apply`)
 
     def __init__(self, name: str) -> None:
         self.name = name
         self.curvature = Curv.CONVEX if name == "max" else Curv.CONCAVE
         self.scm = name == "min"  # min(a'x, c) caps a modular function
         self._np = np.maximum if name == "max" else np.minimum
+
+    def apply(self, args, sense="minimize"):
+        """MathProg takes `min(a)` of one scalar, which is a (GLPK's osemosys writes it)."""
+        if len(args) == 1:
+            if args[0].shape != ():
+                raise AtomError(f"`{self.name}` of one argument takes a scalar (and is that "
+                                f"value); an array's {self.name} is `{self.name}{{i in I}} "
+                                "a[i]`", 0)
+            return args[0]
+        return super().apply(args, sense)
 
     def shape(self, args):
         return broadcast([a.shape for a in args])
@@ -38,6 +48,8 @@ class Extreme(PiecewiseLinear):
         from ..evaluate.values import Val, expand, flat_data, out_shape
 
         args = [ev.number(a, frame) for a in node.args]
+        if len(args) == 1:
+            return args[0]
         shape = out_shape(*args)
         framed = any(a.framed for a in args)
         n, width = frame.n, ev.width

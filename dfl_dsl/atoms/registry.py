@@ -22,6 +22,8 @@ FAMILIES = (
     "rounding",
     "trigonometric",
     "rising",
+    "random",
+    "reach",
 )
 
 ATOMS: dict[str, Atom] = {atom.name: atom for family in FAMILIES

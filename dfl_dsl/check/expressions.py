@@ -173,6 +173,8 @@ class ExpressionRules:
                 hint = f"`{node.func}` is a {declared.kind}: index it with brackets, " \
                        f"`{node.func}[...]`"
             raise DflError(f"unknown function `{node.func}`", node.pos, hint=hint)
+        if atom.drawn:
+            self._where_drawn(node)
         args = [self.expr(a, scope) for a in node.args]
         try:
             return atom.apply(args, self._sense)
@@ -181,6 +183,15 @@ class ExpressionRules:
             if exc.arg is not None and exc.arg < len(node.args):
                 at = node.args[exc.arg].pos
             raise DflError(str(exc), at, hint=exc.hint) from None
+
+    def _where_drawn(self, node: ast.Call) -> None:
+        """A random draw computes data, once per bind: in a param, a set or a check. In a
+        variable, an objective or a constraint it would be drawn again at each compile."""
+        if not isinstance(self._current, (ast.ParamDecl, ast.SetDecl, ast.Check)):
+            raise DflError(f"`{node.func}` draws random data; it can be used only where data "
+                           "is computed (a param, a set, a check)", node.pos,
+                           hint=f"draw into a param (`param w := {node.func}(...);`) and use "
+                                "the param here")
 
     def _e_BinOp(self, node: ast.BinOp, scope: Scope) -> Info:
         left = self.expr(node.left, scope)
@@ -211,8 +222,10 @@ class ExpressionRules:
             return combine(left, right, node.op).but(shape=shape)
         if node.op == "/":
             if right.has_vars or right.pdeg or right.udeg:
+                what = "variables" if right.has_vars else "predicted or uncertain params"
                 raise DflError(
-                    "can only divide by data",
+                    f"can only divide by data: a divisor with {what} makes a ratio, which has no "
+                    "DCP rule here (it would need a general nonlinear solver)",
                     node.right.pos,
                     hint="multiply instead, or move the divisor to the other side",
                 )

@@ -193,8 +193,11 @@ class StatementRules:
             hint = None
             if isinstance(body, ast.BoolOp) and body.op == "and":
                 hint = "write one constraint per comparison, or a chain `lo <= e <= hi`"
+            elif isinstance(body, ast.BoolOp) and body.op == "or":
+                hint = ("`or` joins parts that are comparisons with `<=`, `>=` or `==` (or "
+                        "`and`s of them), under an index whose members all have dummies")
             elif isinstance(body, (ast.BoolOp, ast.Not, ast.Member)):
-                hint = "a constraint can't combine comparisons with `or`, `not` or `in`"
+                hint = "a constraint can't combine comparisons with `not` or `in`"
             raise DflError(
                 "a constraint must be a comparison with `==`, `<=` or `>=`", body.pos, hint=hint
             )
@@ -211,7 +214,9 @@ class StatementRules:
                     hint=f"use `{op}=`",
                 )
             if op == "!=":
-                raise DflError(f"`{body.spelled(k)}` can't be a constraint", between(body, right))
+                raise DflError(f"`{body.spelled(k)}` can't be a constraint in a chain",
+                               between(body, right), hint=f"write `a {body.spelled(k)} b` as a "
+                               "constraint of its own (integer-valued sides)")
         ops = body.ops
         if len(ops) > 2 or (len(ops) == 2 and (ops[0] != ops[1] or "==" in ops)):
             raise DflError(

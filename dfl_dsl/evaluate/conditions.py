@@ -10,6 +10,7 @@ import scipy.sparse as sp
 
 from .. import ast
 from ..errors import DflError
+from .calendar import CalendarError, str2time, time2str
 from .elements import (
     ELEMENT_RANGE,
     STRING_BASE,
@@ -128,6 +129,8 @@ class ConditionRules:
         vals = [self.value(arg, frame) for arg in node.args]
         framed = any(v.framed for v in vals)
         n = frame.n if framed else 1
+        if node.func in ("str2time", "time2str"):
+            return calendar_call(node.func, vals, framed, n)
         texts = _texts(vals[0], n)
         if node.func == "length":
             out = np.array([len(t) for t in texts], dtype=np.int64)
@@ -375,6 +378,21 @@ def _text_order(op: str, a: Val, b: Val, framed: bool, n: int, node: ast.Expr) -
     rows = n if framed else 1
     test = _COMPARE[op](np.array(_texts(a, rows)), np.array(_texts(b, rows)))
     return test if framed else test[0]
+
+
+def calendar_call(name: str, vals: list[Val], framed: bool, n: int) -> Val:
+    """MathProg's `str2time(s, f)` and `time2str(t, f)` (evaluate/calendar.py), row by row."""
+    formats = _texts(vals[1], n)
+    try:
+        if name == "str2time":
+            out = np.array([str2time(t, f) for t, f in zip(_texts(vals[0], n), formats,
+                                                             strict=True)])
+            return Val(out if framed else out[0], framed, ())
+        seconds = np.broadcast_to(np.asarray(vals[0].payload, dtype=float), (n,))
+        keys = intern_all([time2str(t, f) for t, f in zip(seconds, formats, strict=True)])
+    except CalendarError as exc:
+        raise EvalError(f"`{name}`: {exc}") from None
+    return Val(keys if framed else np.asarray(keys[0]), framed, (), "elem")
 
 
 def _texts(v: Val, n: int) -> list[str]:

@@ -58,6 +58,7 @@ class Context:
     families: dict[str, SetFamily] = field(default_factory=dict)  # indexed sets
     entities: dict[str, Entity] = field(default_factory=dict)
     width: int = 0
+    random: object = None  # the bind's stream of random draws (atoms/random.py)
 
 
 class Evaluator(SubscriptRules, ConditionRules, OrderedRules):

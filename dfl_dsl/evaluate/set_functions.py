@@ -1,6 +1,6 @@
 """The set functions of ordered sets (`card first last next prev nextw prevw ord ord0 member`)
-and MathProg's text functions of elements (`length substr`): how many arguments each takes,
-of what kind, and what it returns. The checker reads this table
+and MathProg's text functions of elements (`length substr str2time time2str`): how many
+arguments each takes, of what kind, and what it returns. The checker reads this table
 at start-up, so it lives apart from their evaluation (evaluate/ordered.py), which needs numpy
 and scipy."""
 
@@ -40,4 +40,9 @@ SET_FUNCTIONS = {
     "substr": SetFunction(2, 3, ("elem", "num", "num"), "elem",
                           "an element, a start (from 1) and a length: `substr(s, k, n)`",
                           text=True),
+    "str2time": SetFunction(2, 2, ("elem", "elem"), "num",
+                            "a text and its format: `str2time(\"2010-03-01\", \"%Y-%m-%d\")`",
+                            text=True),
+    "time2str": SetFunction(2, 2, ("num", "elem"), "elem",
+                            "seconds since 1970 and a format: `time2str(t, \"%w\")`", text=True),
 }

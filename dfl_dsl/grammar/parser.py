@@ -14,8 +14,10 @@ from lark.grammar import NonTerminal
 from .. import ast
 from ..errors import DflError
 from .ampl_words import AmplWords
+from .branches import comparison_out_of_if
 from .columns import Clause, ColumnVar, NodeDecl, lower_columns
 from .depth import check_depth
+from .disjunctions import lower_disjunctions
 from .piecewise import Indexed, piecewise
 from .syntax_errors import syntax_error
 
@@ -256,7 +258,7 @@ class _ToAst:
         """`subject to NAME ...`, `s.t. NAME ...` or AMPL's bare `NAME {I}: ...`."""
         while c[0] is None or (isinstance(c[0], Token) and c[0].type in ("ST", "TO")):
             c = c[1:]
-        return ast.Constraint(str(c[0]), c[1], c[2], pos=_pos(c[0]))
+        return ast.Constraint(str(c[0]), c[1], comparison_out_of_if(c[2]), pos=_pos(c[0]))
 
     # ------------------------------------------------------------ indexing
     def set_index(self, meta, c):
@@ -472,7 +474,7 @@ def parse(text: str, filename: str = "<string>") -> ast.Model:
     except UnexpectedInput as exc:
         raise syntax_error(exc, text, _lark()).located(filename, text) from None
     try:
-        statements = lower_columns(_ToAst().transform(tree))
+        statements = lower_disjunctions(lower_columns(_ToAst().transform(tree)))
         check_depth(statements)
     except DflError as exc:
         raise exc.located(filename, text) from None

@@ -326,3 +326,38 @@ def test_a_constraint_named_like_a_command_is_a_constraint():
     model, caught = _parse(text + tail)
     assert model.bind().solve().objective == pytest.approx(5 + 2)
     assert [str(w.message).count("not run") for w in caught] == [1]
+
+
+def test_a_set_the_data_gives_does_not_read_its_default():
+    text = ("param n integer > 0;\nset V default 1..n;\nparam w{V};\nvar x{V} >= 0, <= 1;\n"
+            "maximize o: sum{v in V} w[v] * x[v];\ndata;\nparam: V: w := a 2 b 3;\n")
+    assert dfl.parse(text).bind().solve().objective == pytest.approx(5)
+    # without V in the data, its default is read, and so is n
+    with pytest.raises(dfl.DflError, match="param `n` has no value"):
+        dfl.parse(text.replace("param: V: w := a 2 b 3;", "param w := 1 2 2 3;")).bind()
+    assert dfl.parse(text.replace("param: V: w := a 2 b 3;", "param n := 2;\nparam w := 1 2 2 3;")
+                     ).bind().solve().objective == pytest.approx(5)
+
+
+STORE = """\
+set Y := 1..3;
+param inflow{Y};
+var s{Y} >= 0;
+minimize o: sum{y in Y} s[y];
+s.t. start{y in Y}: if y = min{yy in Y} min(yy) then 5 else s[y-1] + inflow[y] = s[y];
+s.t. cap{y in Y}: if y > 1 then s[y] - 7 <= 0;
+data;
+param inflow := 1 0 2 1 3 1;
+"""
+
+
+def test_a_comparison_after_an_if_closes_the_whole_if():
+    # MathProg's branches are arithmetic: `(if .. else s[y-1] + inflow[y]) = s[y]`, and
+    # `(if y > 1 then s[y] - 7 else 0) <= 0`; `min(yy)` of one scalar is yy
+    assert dfl.parse(STORE).bind().solve().objective == pytest.approx(5 + 6 + 7)
+    assert dfl.parse(STORE.replace("3 1;", "3 2;")).bind().solve().status == "infeasible"
+
+
+def test_min_of_one_array_is_refused_with_the_reduction_to_write():
+    with pytest.raises(dfl.DflError, match=r"`min` of one argument takes a scalar"):
+        dfl.parse("param a{1..3} := 1;\nvar x >= min(a);\nminimize o: x;\n")

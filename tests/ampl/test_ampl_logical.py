@@ -1,0 +1,92 @@
+"""AMPL's logical constraints as MILP rows: `a <= b or c <= d` (a part may be an `and` of
+comparisons, `==` included) and `x != y` between integer-valued sides, each part switched by a
+binary within the variables' bounds; what can't be written so is a located error."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import dfl_dsl as dfl
+
+SEQUENCE = """\
+set J;
+param d{J} > 0;
+var s{J} >= 0, <= 20;
+var span >= 0, <= 30;
+minimize o: span;
+s.t. ends{j in J}: s[j] + d[j] <= span;
+s.t. apart{i in J, j in J: i < j}: s[i] + d[i] <= s[j] or s[j] + d[j] <= s[i];
+data;
+set J := a b c;
+param d := a 3 b 2 c 4;
+"""
+
+COLOURS = """\
+set V := 1..4;
+set E within V cross V := {(1, 2), (2, 3), (1, 3), (3, 4)};
+var c{V} integer >= 1, <= 4;
+var k >= 0, <= 4;
+minimize o: k;
+s.t. top{v in V}: c[v] <= k;
+s.t. differ{(u, v) in E}: c[u] != c[v];
+"""
+
+
+def test_one_machine_runs_one_job_at_a_time():
+    solution = dfl.parse(SEQUENCE).bind().solve()
+    assert solution.objective == pytest.approx(3 + 2 + 4)
+    s = solution.value("s")
+    order = sorted(zip(np.ravel(s), [3, 2, 4], strict=True))
+    assert all(a + d <= b + 1e-6 for (a, d), (b, _) in zip(order, order[1:], strict=False))
+
+
+def test_unequal_integers_colour_a_triangle_with_three():
+    solution = dfl.parse(COLOURS).bind().solve()
+    assert solution.objective == pytest.approx(3)
+    c = np.ravel(solution.value("c"))
+    assert len({c[0], c[1], c[2]}) == 3 and c[2] != c[3]
+
+
+@pytest.mark.parametrize("cap, best", [("3", 2), ("0.5", 5)])
+def test_a_part_may_be_a_conjunction_with_an_equation(cap, best):
+    text = (f"var x >= 0, <= 10;\nvar y >= 0, <= {cap};\nminimize o: x;\n"
+            "s.t. c: (x = 2 and y >= 1) or x >= 5;\n")
+    assert dfl.parse(text).bind().solve().objective == pytest.approx(best)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("var x >= 0;\nvar y >= 0, <= 1;\nminimize o: y;\ns.t. c: x <= 1 or y >= 1;\n",
+     r"m.mod:4:9: error: a constraint with `or` or `!=` needs every variable in it bounded"),
+    ("var x >= 0, <= 3;\nvar y >= 0, <= 3;\nminimize o: x;\ns.t. c: x != y;\n",
+     r"m.mod:4:9: error: `!=` as a constraint needs both sides integer-valued"),
+])
+def test_what_the_rewrite_cant_take_is_a_located_error(text, message):
+    with pytest.raises(dfl.DflError) as caught:
+        dfl.parse(text, "m.mod").bind().solve()
+    assert caught.match(message)
+
+
+def test_numberof_is_refused_at_the_word_with_the_binaries_to_write():
+    text = ("set I := 1..3;\nvar a{I} integer >= 1, <= 2;\nvar m;\nminimize o: m;\n"
+            "s.t. c: m >= numberof 1 in ({i in I} a[i]);\n")
+    with pytest.raises(dfl.DflError) as caught:
+        dfl.parse(text, "m.mod")
+    assert caught.match(r"m.mod:5:14: error: AMPL's `numberof`")
+    assert "sum{i in I} z[i,v]" in caught.value.hint
+
+
+def test_an_or_with_a_part_the_rewrite_cant_take_says_what_a_part_may_be():
+    with pytest.raises(dfl.DflError) as caught:
+        dfl.parse("var x >= 0, <= 3;\nminimize o: x;\ns.t. c: x < 1 or x >= 2;\n", "m.mod")
+    assert caught.match("m.mod:3:9: error: a constraint must be a comparison")
+    assert "`or` joins parts that are comparisons" in caught.value.hint
+
+
+def test_an_index_that_matches_a_tuple_component_declares_its_binaries_with_a_filter():
+    text = ("set ARCS within {1..3} cross {1..3} := {(1,2), (1,3), (2,3)};\n"
+            "var f{ARCS} integer >= 0, <= 5;\nminimize o: sum{(i,j) in ARCS} f[i,j];\n"
+            "s.t. c{(1, j) in ARCS}: f[1, j] >= 2 or f[1, j] <= -1;\n"
+            "s.t. d{(i, j) in ARCS}: f[i, j] != 0;\n")
+    solution = dfl.parse(text).bind().solve()
+    assert solution.objective == pytest.approx(2 + 2 + 1)
