@@ -37,7 +37,7 @@ def convert(data: Path, to: str, model_path: Path | None = None) -> str:
         source = model.data
     else:
         source = load_data(data, schema=model_schema(model) if model is not None else None)
-    values = dict(source.values)
+    values = {name: _merged(raw, source, name) for name, raw in source.values.items()}
     if source.defaults:
         values.update(_plain(_expanded(source, model)))
     if to == "yaml":
@@ -75,6 +75,32 @@ def _expanded(source: DataSource, model) -> dict[str, Any]:
             node[element_of(row[-1])] = val
         out[name] = nested
     return out
+
+
+def _merged(raw: Any, source: DataSource, name: str, path: tuple = ()) -> Any:
+    """`raw` with the keys of each object that JSON spells alike merged: a .dat may name one
+    element as `1` and as `'1'` (its entries then grouped apart, `{1: {2: ..}, '1': {3: ..}}`),
+    which `json.dumps` wrote as two "1" keys of one object — JSON the reader refuses. Two values
+    for one entry are the data's own error."""
+    if not isinstance(raw, dict):
+        return raw
+    out: dict = {}
+    for key, value in raw.items():
+        text = key if isinstance(key, str) else json.dumps(key)
+        _put(out, text, _merged(value, source, name, path + (text,)), source, name,
+             path + (text,))
+    return out
+
+
+def _put(out: dict, text: str, value: Any, source: DataSource, name: str, path: tuple) -> None:
+    if text not in out:
+        out[text] = value
+    elif isinstance(out[text], dict) and isinstance(value, dict):
+        for key, inner in value.items():
+            _put(out[text], key, inner, source, name, path + (key,))
+    else:
+        raise source.error(f"param `{name}` gives the entry [{', '.join(path)}] twice, under "
+                           "two spellings of one element", name)
 
 
 def _plain(raw: Any) -> Any:

@@ -100,3 +100,24 @@ def test_ampl_models_data_converts_to_their_json(name, with_model, tmp_path):
     for key, entity in theirs.ctx.entities.items():
         if entity.kind == "data":
             assert np.array_equal(ours.ctx.entities[key].data, entity.data), key
+
+
+def test_one_element_spelled_two_ways_is_one_json_key(tmp_path):
+    """`1 2` and `'1' 3` name element 1 twice (the .dat groups them apart): one "1" object in
+    the JSON, binding as the .dat does; the same entry under both spellings is refused."""
+    model = tmp_path / "m.mod"
+    model.write_text("set A dimen 2; param d{A};\nvar x{A} >= 0;\n"
+                     "minimize o: sum{(i, j) in A} d[i, j] * x[i, j];\n")
+    dat = tmp_path / "d.dat"
+    dat.write_text("set A := (1,2) (1,3) (2,3) ;\nparam d := 1 2 3  2 3 1  '1' 3 5 ;\n")
+    text = convert(dat, "json", model)
+    assert json.loads(text)["d"] == {"1": {"2": 3, "3": 5}, "2": {"3": 1}}
+    assert text.count('"1":') == 1
+    out = tmp_path / "d.json"
+    out.write_text(text)
+    for source in (dat, out):
+        inst = dfl.load(model).bind(str(source))
+        assert inst.ctx.entities["d"].data.tolist() == [3.0, 5.0, 1.0]
+    dat.write_text("set A := (1,2) (1,3) ;\nparam d := 1 2 3  1 3 4  '1' 3 5 ;\n")
+    with pytest.raises(DflError, match=r"entry \[1, 3\] twice"):
+        convert(dat, "json", model)
