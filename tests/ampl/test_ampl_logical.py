@@ -90,3 +90,16 @@ def test_an_index_that_matches_a_tuple_component_declares_its_binaries_with_a_fi
             "s.t. d{(i, j) in ARCS}: f[i, j] != 0;\n")
     solution = dfl.parse(text).bind().solve()
     assert solution.objective == pytest.approx(2 + 2 + 1)
+
+
+@pytest.mark.parametrize("kind, body", [
+    ("predicted", "x >= p or x >= 3"), ("uncertain", "p*x <= 3 or x >= 4"),
+    ("predicted", "x != p"),
+])
+def test_a_predicted_or_uncertain_param_in_a_logical_constraint_is_named(kind, body):
+    """It was refused as an unbounded variable, a product or a non-integer side."""
+    text = (f"param p {kind};\nvar x integer >= 0, <= 5;\nminimize o: x;\ns.t. d: {body};\n")
+    data = {"p": [2.0, 3.0] if kind == "uncertain" else 2.0}
+    with pytest.raises(dfl.DflError) as caught:
+        dfl.parse(text, "m.mod").bind(data).solve()
+    assert caught.match(rf"m.mod:4:9: error: `p` is an? {kind} param: a constraint with `or`")
