@@ -105,7 +105,7 @@ def test_a_predicted_or_uncertain_param_in_a_logical_constraint_is_named(kind, b
     assert caught.match(rf"m.mod:4:9: error: `p` is an? {kind} param: a constraint with `or`")
 
 
-@pytest.mark.parametrize("backend", ["highs", "pyomo"])
+@pytest.mark.parametrize("backend", ["highs", "pyomo", "cvxpy"])
 def test_a_part_switched_on_holds_exactly_however_far_its_reach(backend):
     """HiGHS took L0's binary at 0.9999992 as integral; times the part's reach (-30006 within
     x2's bounds) that let x2 = 1.992 pass `x2 >= 2`, at objective 9999998.008: the integer
@@ -119,7 +119,7 @@ def test_a_part_switched_on_holds_exactly_however_far_its_reach(backend):
     assert float(solution.value("L0#on1")) == 1.0
 
 
-@pytest.mark.parametrize("backend", ["highs", "pyomo"])
+@pytest.mark.parametrize("backend", ["highs", "pyomo", "cvxpy"])
 def test_a_point_whose_rounded_binaries_leave_none_is_solved_again_more_tightly(backend):
     """HiGHS answered -999996.25 at binaries 0.999999 and 1e-6; rounded, they leave x2 and x3
     no feasible values: the MIP is solved again with integrality to 1e-10 (the optimum is
