@@ -49,6 +49,8 @@ class Reach(Atom):
         if not v.symbolic:
             return v
         poly = v.payload
+        if isinstance(poly, Poly):
+            _refuse_params(ev, poly, node)
         if not isinstance(poly, Poly) or poly.quad is not None:
             raise DflError("a part of a logical constraint must be linear in the variables",
                            node.args[0].pos)
@@ -67,6 +69,22 @@ class Reach(Atom):
                 "and above: each part is switched on or off by a binary, within the bounds",
                 node.args[0].pos, hint="give the variables finite bounds (`>= 0, <= 100`)")
         return Val(out if v.framed else out.reshape(()), v.framed, ())
+
+
+def _refuse_params(ev, poly, node) -> None:
+    """A predicted or uncertain param takes a new value per sample (or scenario), after the
+    relaxations were fixed from the bound data: named here, where it would otherwise read as an
+    unbounded variable, a product of variables or a non-integer side."""
+    used = poly.columns()
+    for entity in ev.ctx.entities.values():
+        if entity.kind == "theta" and np.isin(entity.columns(), used).any():
+            kind = "a predicted" if entity.decl.is_predicted else "an uncertain"
+            raise DflError(
+                f"`{entity.name}` is {kind} param: a constraint with `or` or `!=` can't "
+                "hold one (each part is switched by a binary within bounds fixed when the "
+                "data is bound)", node.args[0].pos,
+                hint="use data params there; a predicted or uncertain value may be in the "
+                     "objective or in a plain constraint")
 
 
 def _require_integral(poly, cols, data, integer, node) -> None:

@@ -30,7 +30,7 @@ from ..compile.linear import LinearForm
 from ..errors import DflError
 from ..instance import Instance
 from .common import RawResult, optimal_without_columns, to_solution
-from .highs import new_highs, qp_iteration_limit, verified
+from .highs import new_highs, polished, qp_iteration_limit, verified
 from .magnitudes import check_representable, highs_limits
 
 SOLVER = "highs"
@@ -262,4 +262,6 @@ def solve_instance(inst: Instance, *, time_limit=None, seed=None, write: Path | 
     # (fuzz seed 5036872: -1.37489, the optimum -1.375521): the same check, and re-solve
     left = None if time_limit is None else time_limit - (time.perf_counter() - start)
     raw = verified(form, theta, raw, left, seed)
+    left = None if time_limit is None else time_limit - (time.perf_counter() - start)
+    raw = polished(form, theta, raw, seed, left)  # (its MIPs' integer columns too)
     return to_solution(inst, form, raw, "pyomo", time.perf_counter() - start)

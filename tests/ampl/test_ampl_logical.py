@@ -90,3 +90,45 @@ def test_an_index_that_matches_a_tuple_component_declares_its_binaries_with_a_fi
             "s.t. d{(i, j) in ARCS}: f[i, j] != 0;\n")
     solution = dfl.parse(text).bind().solve()
     assert solution.objective == pytest.approx(2 + 2 + 1)
+
+
+@pytest.mark.parametrize("kind, body", [
+    ("predicted", "x >= p or x >= 3"), ("uncertain", "p*x <= 3 or x >= 4"),
+    ("predicted", "x != p"),
+])
+def test_a_predicted_or_uncertain_param_in_a_logical_constraint_is_named(kind, body):
+    """It was refused as an unbounded variable, a product or a non-integer side."""
+    text = (f"param p {kind};\nvar x integer >= 0, <= 5;\nminimize o: x;\ns.t. d: {body};\n")
+    data = {"p": [2.0, 3.0] if kind == "uncertain" else 2.0}
+    with pytest.raises(dfl.DflError) as caught:
+        dfl.parse(text, "m.mod").bind(data).solve()
+    assert caught.match(rf"m.mod:4:9: error: `p` is an? {kind} param: a constraint with `or`")
+
+
+@pytest.mark.parametrize("backend", ["highs", "pyomo", "cvxpy"])
+def test_a_part_switched_on_holds_exactly_however_far_its_reach(backend):
+    """HiGHS took L0's binary at 0.9999992 as integral; times the part's reach (-30006 within
+    x2's bounds) that let x2 = 1.992 pass `x2 >= 2`, at objective 9999998.008: the integer
+    columns are now rounded and the continuous ones solved again (backends/highs.polished)."""
+    text = ("var x1 in [-10000, 10000000];\nvar x2 <= 10, >= -10000;\nmaximize o: x1 - x2;\n"
+            "s.t. L0: 3*x2 >= 6 or -x2 >= x1;\n"
+            "s.t. L1: -4*x1 <= -x2 or (x2 <= 0 and x2 + 3*x1 = 4);\n")
+    solution = dfl.parse(text).bind().solve(backend=backend)
+    assert solution.objective == pytest.approx(9999998, abs=1e-6)
+    assert float(solution.value("x2")) >= 2 - 1e-9
+    assert float(solution.value("L0#on1")) == 1.0
+
+
+@pytest.mark.parametrize("backend", ["highs", "pyomo", "cvxpy"])
+def test_a_point_whose_rounded_binaries_leave_none_is_solved_again_more_tightly(backend):
+    """HiGHS answered -999996.25 at binaries 0.999999 and 1e-6; rounded, they leave x2 and x3
+    no feasible values: the MIP is solved again with integrality to 1e-10 (the optimum is
+    -10/3)."""
+    text = ("var x1 integer >= 5, <= 5;\nvar x2 <= 10000000, >= -1000000;\n"
+            "var x3 in [-10000000, 10000000];\nminimize o: x2 + 3*x3;\n"
+            "s.t. L0{i in 1..3: i != 1}: ((-2 + (-1 - i)*x2 - x2 <= x1) and "
+            "x1 - 4 + (-1 + i)*x1 <= (2.5 - i)*x3) or "
+            "((1 + i) - 3*x3 + (2 - i)*x1 == -x1 + x3 - 1) or 3*x2 - i == (1 + i)*x3;\n")
+    solution = dfl.parse(text).bind().solve(backend=backend)
+    assert solution.status == "optimal"
+    assert solution.objective == pytest.approx(-10 / 3, abs=1e-6)
