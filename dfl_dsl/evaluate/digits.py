@@ -42,7 +42,9 @@ class Digit:
         return out
 
     def repeat(self, times: int) -> Digit:
-        """np.repeat(array, times): each row `times` times in a row."""
+        """np.repeat(array, times): each row `times` times in a row (none: no rows)."""
+        if not times:
+            return Digit(0, 1, self.size)
         return Digit(self.n * times, self.inner * times, self.size)
 
     def tile(self, tiles: int) -> Digit:

@@ -132,8 +132,8 @@ class Frame:
         """Row offsets of each parent row's group (length parent.n + 1)."""
         assert self.parent is not None and self._parent_rows is not None
         rows = self._parent_rows
-        if isinstance(rows, Digit) and rows.n == rows.inner * rows.size == rows.inner * (
-                self.parent.n):
+        if isinstance(rows, Digit) and rows.size == self.parent.n and rows.n == (
+                rows.inner * rows.size):
             return np.arange(0, self.n + 1, rows.inner, dtype=np.int64)  # equal groups, in order
         return np.searchsorted(self.parent_idx, np.arange(self.parent.n + 1)).astype(np.int64)
 
@@ -310,39 +310,32 @@ def _alike(names, keys: np.ndarray) -> np.ndarray:
     return np.nonzero(keep)[0].astype(np.int64)
 
 
-def _columns(the_set: SetValue, names, pos: np.ndarray, skip=(),
-             tiles: int | None = None) -> dict[str, Column]:
+def _columns(the_set: SetValue, names, at: np.ndarray | Digit, skip=()) -> dict[str, Column]:
     """One column per new name (its first component), pointing back at `the_set` (keys
-    gathered only if asked for). With `tiles`, the rows are `pos` repeated end to end that many
-    times (a cross join)."""
+    gathered only if asked for); `at` is each row's position there, one array (or digit) for
+    all the columns."""
     binding = next(_bindings)
-    at = pos if tiles is None else np.tile(pos, tiles)  # one row-position array for all columns
+    pos, digit = (None, at) if isinstance(at, Digit) else (at, None)
     new: dict[str, Column] = {}
     for k, name in enumerate(names):
         if k not in skip and name not in new:
-            new[name] = Column(None, the_set, at, k, binding)
+            new[name] = Column(None, the_set, pos, k, binding, digit)
     return new
 
 
 def _cross(frame: Frame, names, the_set: SetValue) -> Frame:
     """Every frame row with every element of the set: the old columns repeat row by row, the
-    new ones tile."""
+    new ones tile. With every element, in order, the new positions are a digit: no array."""
     candidates = _alike(names, the_set.keys)
     times = len(candidates)
     check_count(frame.n * times, "this index")
     columns = {k: c.repeat(times) for k, c in frame.columns.items()}
+    every = times == the_set.n and frame.n * times
+    columns.update(_columns(the_set, names, Digit.rows(times).tile(frame.n) if every
+                            else np.tile(candidates, frame.n)))
     rows = frame._parent_rows
-    if times == the_set.n and frame.n * times:  # every element, in order: digits, no arrays
-        binding = next(_bindings)
-        tiled = Digit.rows(times).tile(frame.n)
-        new: dict[str, Column] = {}
-        for k, name in enumerate(names):  # (a repeated name: its first component, in order)
-            new.setdefault(name, Column(None, the_set, None, k, binding, tiled))
-        columns.update(new)
-        rows = rows.repeat(times) if isinstance(rows, Digit) else np.repeat(rows, times)
-        return Frame(frame.n * times, columns, frame.parent, rows)
-    columns.update(_columns(the_set, names, candidates, tiles=frame.n))
-    return Frame(frame.n * times, columns, frame.parent, np.repeat(frame.parent_idx, times))
+    rows = rows.repeat(times) if isinstance(rows, Digit) else np.repeat(rows, times)
+    return Frame(frame.n * times, columns, frame.parent, rows)
 
 
 def _expand_ranges(frame: Frame, name: str, ranges: RowRanges, bound: bool) -> Frame:

@@ -224,7 +224,7 @@ def _whole_entity(entity: Entity, cols: list[Column], width: int) -> Val | None:
     if entity.kind not in ("data", "var", "theta"):
         return None
     digit = entity.domain.digit_positions(cols)
-    if digit is None or not digit.identity or digit.n != entity.domain.n:
+    if digit is None or not digit.identity:  # (identity: n is the domain's size)
         return None
     if entity.kind != "data":
         n = entity.domain.n

@@ -29,6 +29,13 @@ def test_repeat_tile_and_gather_are_numpys(size, reps, tiles):
     assert tiled.at(Digit.rows(tiled.n + 1)) is None  # not over its rows: no digit
 
 
+def test_repeating_no_times_leaves_no_rows():
+    """A cross join with an empty set: the frame's old columns and parent rows repeat 0 times."""
+    empty = Digit.rows(3).repeat(0)
+    assert empty.n == 0 and empty.array().tolist() == []
+    assert empty.tile(4).array().tolist() == []
+
+
 def _cross_digits(shape, order):
     """The digits of a cross join over the axes in `order` (outermost first), per axis."""
     digits, n = {}, 1
